@@ -1,0 +1,218 @@
+#include "checks.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace joltgym::bindings {
+
+namespace {
+
+std::string Repr(py::handle value) { return py::repr(value).cast<std::string>(); }
+
+std::string TypeName(py::handle value) {
+  return py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>();
+}
+
+bool IsBool(py::handle value) {
+  return py::isinstance<py::bool_>(value) ||
+         py::isinstance(value, py::module_::import("numpy").attr("bool_"));
+}
+
+bool IsInteger(py::handle value) {
+  if (IsBool(value)) return false;
+  return py::isinstance<py::int_>(value) ||
+         py::isinstance(value, py::module_::import("numpy").attr("integer"));
+}
+
+bool IsReal(py::handle value) {
+  if (IsBool(value)) return false;
+  return IsInteger(value) || py::isinstance<py::float_>(value) ||
+         py::isinstance(value, py::module_::import("numpy").attr("floating"));
+}
+
+double RealOrThrow(py::handle value, const std::string& what, bool allow_infinite) {
+  if (!IsReal(value)) {
+    throw py::type_error(what + " should be a real number, got " + TypeName(value) + " " +
+                         Repr(value));
+  }
+  const double x = value.cast<double>();
+  if (std::isnan(x) || (!allow_infinite && std::isinf(x))) {
+    throw py::value_error(what + " should be a finite number, got " + Repr(value));
+  }
+  return x;
+}
+
+}  // namespace
+
+std::string ShapeString(const std::vector<py::ssize_t>& shape) {
+  std::ostringstream out;
+  out << "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out << shape[i];
+    if (shape.size() == 1 || i + 1 < shape.size()) out << (i + 1 < shape.size() ? ", " : ",");
+  }
+  out << ")";
+  return out.str();
+}
+
+std::string ShapeString(const py::array& array) {
+  return ShapeString(std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
+}
+
+py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
+                                                       const std::vector<py::ssize_t>& shape,
+                                                       const char* what) {
+  py::array array;
+  try {
+    array = py::array::ensure(value);
+  } catch (py::error_already_set&) {
+  }
+  if (!array) {
+    throw py::type_error(std::string(what) + " should be a float32 array of shape " +
+                         ShapeString(shape) + ", got " + TypeName(value));
+  }
+  const char kind = array.dtype().kind();
+  if (kind != 'f') {
+    throw py::type_error(std::string(what) + " should have a floating-point dtype (float32 or " +
+                         "float64), got " + py::str(array.dtype()).cast<std::string>());
+  }
+  bool same_shape = array.ndim() == static_cast<py::ssize_t>(shape.size());
+  for (size_t i = 0; same_shape && i < shape.size(); ++i) same_shape = array.shape(i) == shape[i];
+  if (!same_shape) {
+    throw py::value_error(std::string(what) + " should have shape " + ShapeString(shape) +
+                          ", got " + ShapeString(array));
+  }
+  auto floats = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+  const float* data = floats.data();
+  const py::ssize_t n = floats.size();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    if (!std::isfinite(data[i])) {
+      std::vector<py::ssize_t> index(shape.size());
+      py::ssize_t rest = i;
+      for (size_t d = shape.size(); d-- > 0;) {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      std::ostringstream msg;
+      msg << what << " should be finite, got " << data[i] << " at index " << ShapeString(index);
+      if (array.dtype().itemsize() > 4 && !std::isnan(data[i])) msg << " (out of float32 range)";
+      throw py::value_error(msg.str());
+    }
+  }
+  return floats;
+}
+
+py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ssize_t size,
+                                                        const char* what) {
+  py::array array;
+  try {
+    array = py::array::ensure(value);
+  } catch (py::error_already_set&) {
+  }
+  if (!array || (array.dtype().kind() != 'f' && array.dtype().kind() != 'i' &&
+                 array.dtype().kind() != 'u')) {
+    throw py::type_error(std::string(what) + " should be a real array of shape (" +
+                         std::to_string(size) + ",), got " +
+                         (array ? py::str(array.dtype()).cast<std::string>() : TypeName(value)));
+  }
+  if (array.ndim() != 1 || array.shape(0) != size) {
+    throw py::value_error(std::string(what) + " should have shape (" + std::to_string(size) +
+                          ",), got " + ShapeString(array));
+  }
+  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  for (py::ssize_t i = 0; i < size; ++i) {
+    if (!std::isfinite(doubles.data()[i])) {
+      throw py::value_error(std::string(what) + " should be finite, got " +
+                            std::to_string(doubles.data()[i]) + " at index " + std::to_string(i));
+    }
+  }
+  return doubles;
+}
+
+long CheckInt(py::handle value, const char* what, long minimum) {
+  if (!IsInteger(value)) {
+    throw py::type_error(std::string(what) + " should be an int, got " + TypeName(value) + " " +
+                         Repr(value));
+  }
+  const long x = value.cast<long>();
+  if (x < minimum) {
+    throw py::value_error(std::string(what) + " should be >= " + std::to_string(minimum) +
+                          ", got " + std::to_string(x));
+  }
+  return x;
+}
+
+Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
+                     const std::string& owner) {
+  std::map<std::string, ParamValue> given;
+  for (auto item : kwargs) {
+    const std::string name = py::str(item.first).cast<std::string>();
+    const ParamSpec* spec = nullptr;
+    for (const auto& s : specs) {
+      if (s.name == name) spec = &s;
+    }
+    if (spec == nullptr) {
+      std::ostringstream msg;
+      msg << owner << " got an unexpected keyword argument '" << name << "'; allowed:";
+      for (size_t i = 0; i < specs.size(); ++i) msg << (i ? ", " : " ") << specs[i].name;
+      throw py::type_error(msg.str());
+    }
+    py::handle value = item.second;
+    ParamValue out;
+    switch (spec->kind) {
+      case ParamKind::kFloat:
+        out.numbers = {RealOrThrow(value, name, false)};
+        break;
+      case ParamKind::kInt:
+        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30)))};
+        break;
+      case ParamKind::kBool:
+        if (!IsBool(value)) {
+          throw py::type_error(name + " should be a bool, got " + TypeName(value) + " " +
+                               Repr(value));
+        }
+        out.numbers = {value.cast<bool>() ? 1.0 : 0.0};
+        break;
+      case ParamKind::kRange: {
+        if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value) ||
+            py::len(value) != 2) {
+          throw py::type_error(name + " should be a (low, high) pair of numbers, got " +
+                               Repr(value));
+        }
+        auto seq = py::reinterpret_borrow<py::sequence>(value);
+        const double low = RealOrThrow(seq[0], name + "[0]", true);
+        const double high = RealOrThrow(seq[1], name + "[1]", true);
+        if (!(low <= high)) {
+          throw py::value_error(name + " should have low <= high, got " + Repr(value));
+        }
+        out.numbers = {low, high};
+        break;
+      }
+      case ParamKind::kString: {
+        py::object os = py::module_::import("os");
+        if (!py::isinstance<py::str>(value) && !py::isinstance(value, os.attr("PathLike"))) {
+          throw py::type_error(name + " should be a str or path, got " + TypeName(value) + " " +
+                               Repr(value));
+        }
+        out.text = py::str(os.attr("fspath")(value)).cast<std::string>();
+        out.is_text = true;
+        break;
+      }
+      case ParamKind::kBodyRef:
+        if (py::isinstance<py::str>(value)) {
+          out.text = value.cast<std::string>();
+          out.is_text = true;
+        } else if (IsInteger(value)) {
+          out.numbers = {static_cast<double>(value.cast<long>())};
+        } else {
+          throw py::type_error(name + " should be a body index (int) or name (str), got " +
+                               TypeName(value) + " " + Repr(value));
+        }
+        break;
+    }
+    given[name] = std::move(out);
+  }
+  return Params(specs, std::move(given));
+}
+
+}  // namespace joltgym::bindings

@@ -1,0 +1,43 @@
+// Validation at the Python/C++ boundary. Everything a user passes is checked
+// here, once, with the GIL held; the native core trusts what it receives.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../params.h"
+
+namespace joltgym::bindings {
+
+namespace py = pybind11;
+
+// "(64, 6)" for error messages.
+std::string ShapeString(const std::vector<py::ssize_t>& shape);
+std::string ShapeString(const py::array& array);
+
+// Converts `value` to a C-contiguous float32 array of exactly `shape`,
+// rejecting non-float dtypes (TypeError), wrong shapes and non-finite values
+// (ValueError). `what` names the argument in messages. No copy is made when
+// `value` already is such an array.
+py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
+                                                       const std::vector<py::ssize_t>& shape,
+                                                       const char* what);
+
+// Same for float64 state vectors (qpos, qvel).
+py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ssize_t size,
+                                                        const char* what);
+
+// Converts keyword arguments to task parameters. Unknown names raise
+// TypeError listing the allowed ones; wrong kinds raise TypeError; bad values
+// ValueError. `owner` names the callee in messages.
+Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
+                     const std::string& owner);
+
+// An integer >= `minimum` from a Python value, or TypeError / ValueError.
+long CheckInt(py::handle value, const char* what, long minimum);
+
+}  // namespace joltgym::bindings

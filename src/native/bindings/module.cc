@@ -1,0 +1,459 @@
+// joltgym_marl._core: the Python face of the native core.
+//
+// Two classes cross the boundary: SingleAgentCore (one world of a
+// single-agent task; the package derives HalfCheetahCore & co. from it) and
+// WorldPool (num_envs worlds of any task, results in NumPy arrays allocated
+// once here). Every argument is validated before the GIL is released; the
+// worker threads never see a Python object.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "../errors.h"
+#include "../task.h"
+#include "../world.h"
+#include "../world_pool.h"
+#include "checks.h"
+
+namespace py = pybind11;
+
+namespace joltgym::bindings {
+namespace {
+
+std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kwargs,
+                                     const std::string& owner) {
+  const TaskInfo& info = TaskRegistry::Get().Find(name);
+  const Params params = ConvertParams(info.params, kwargs, owner);
+  return info.factory(params);
+}
+
+std::uint64_t SeedOrRandom(const py::object& seed) {
+  if (seed.is_none()) {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  }
+  if (py::isinstance<py::bool_>(seed) || !py::isinstance<py::int_>(seed)) {
+    if (!py::isinstance(seed, py::module_::import("numpy").attr("integer")) ||
+        py::isinstance<py::bool_>(seed)) {
+      throw py::type_error("seed should be an int or None, got " +
+                           py::repr(seed).cast<std::string>());
+    }
+  }
+  const py::int_ value(seed);
+  if (value < py::int_(0)) {
+    throw py::value_error("seed should be a non-negative int, got " +
+                          py::repr(seed).cast<std::string>());
+  }
+  // Seeds of any size are accepted; the low 64 bits are used.
+  return py::int_(value & py::int_(0xFFFFFFFFFFFFFFFFULL)).cast<std::uint64_t>();
+}
+
+py::dict InfoDict(const Task& task, const double* row, bool reset) {
+  py::dict info;
+  for (const auto& field : task.info_layout().fields()) {
+    if (reset && !field.at_reset) continue;
+    if (field.size == 1) {
+      info[field.name.c_str()] = row[field.offset];
+    } else {
+      py::array_t<double> values(field.size);
+      std::copy(row + field.offset, row + field.offset + field.size, values.mutable_data());
+      info[field.name.c_str()] = values;
+    }
+  }
+  return info;
+}
+
+py::list InfoFields(const Task& task) {
+  py::list fields;
+  for (const auto& f : task.info_layout().fields()) {
+    fields.append(py::make_tuple(f.name, f.offset, f.size, f.at_reset));
+  }
+  return fields;
+}
+
+py::array_t<float> ToFloatArray(const std::vector<double>& values) {
+  py::array_t<float> out(static_cast<py::ssize_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i) out.mutable_data()[i] = static_cast<float>(values[i]);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+
+class SingleAgentCore {
+ public:
+  SingleAgentCore(const std::string& task_name, int max_episode_steps, py::dict kwargs)
+      : task_name_(task_name), kwargs_(kwargs), max_episode_steps_(max_episode_steps) {
+    task_ = MakeTask(task_name, kwargs, task_name);
+    if (task_->num_agents() != 1) {
+      throw py::value_error("task '" + task_name + "' has " + std::to_string(task_->num_agents()) +
+                            " agents; SingleAgentCore expects a single-agent task");
+    }
+    world_ = std::make_unique<World>(task_, max_episode_steps);
+    obs_.resize(task_->obs_dim());
+    info_.resize(task_->info_layout().width());
+  }
+
+  py::tuple Reset(const py::object& seed) {
+    if (!seed.is_none() || !seeded_) {
+      world_->Seed(SeedOrRandom(seed));
+      seeded_ = true;
+    }
+    world_->Reset(obs_.data(), info_.data());
+    return py::make_tuple(Obs(), InfoDict(*task_, info_.data(), true));
+  }
+
+  py::tuple Step(py::handle action) {
+    if (!world_->has_episode()) {
+      throw py::value_error(std::string("step() called before reset(); expected reset() first"));
+    }
+    auto checked = CheckFloatArray(action, {task_->act_dim()}, "action");
+    float reward = 0.0f;
+    bool terminated = false, truncated = false;
+    world_->Step(checked.data(), obs_.data(), &reward, &terminated, &truncated, info_.data());
+    py::dict info = InfoDict(*task_, info_.data(), false);
+    if (world_->last_step_unstable()) info["physics_unstable"] = true;
+    return py::make_tuple(Obs(), static_cast<double>(reward), terminated, truncated, info);
+  }
+
+  py::tuple GetState() const {
+    const mjModel* m = task_->model();
+    const mjData* d = world_->data();
+    py::array_t<double> qpos(m->nq), qvel(m->nv);
+    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
+    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+    return py::make_tuple(qpos, qvel);
+  }
+
+  void SetState(py::handle qpos, py::handle qvel) {
+    const mjModel* m = task_->model();
+    auto p = CheckStateArray(qpos, m->nq, "qpos");
+    auto v = CheckStateArray(qvel, m->nv, "qvel");
+    world_->SetState(p.data(), v.data(), obs_.data());
+  }
+
+  py::array_t<float> Obs() const {
+    py::array_t<float> out(static_cast<py::ssize_t>(obs_.size()));
+    std::copy(obs_.begin(), obs_.end(), out.mutable_data());
+    return out;
+  }
+
+  const Task& task() const { return *task_; }
+  const std::string& task_name() const { return task_name_; }
+  const py::dict& kwargs() const { return kwargs_; }
+  int max_episode_steps() const { return max_episode_steps_; }
+  int elapsed_steps() const { return world_->elapsed_steps(); }
+
+ private:
+  std::string task_name_;
+  py::dict kwargs_;
+  int max_episode_steps_;
+  std::shared_ptr<const Task> task_;
+  std::unique_ptr<World> world_;
+  std::vector<float> obs_;
+  std::vector<double> info_;
+  bool seeded_ = false;
+};
+
+// ---------------------------------------------------------------------------
+
+class PyWorldPool {
+ public:
+  PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
+              py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
+      : task_name_(task_name), kwargs_(kwargs) {
+    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1));
+    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (!num_threads.is_none()) threads = static_cast<int>(CheckInt(num_threads, "num_threads", 1));
+    threads = std::min(threads, n);
+    max_episode_steps_ =
+        max_episode_steps.is_none() ? 0 : static_cast<int>(CheckInt(max_episode_steps, "max_episode_steps", 0));
+    AutoresetMode mode;
+    if (autoreset_mode == "next_step") {
+      mode = AutoresetMode::kNextStep;
+    } else if (autoreset_mode == "same_step") {
+      mode = AutoresetMode::kSameStep;
+    } else {
+      throw py::value_error("autoreset_mode should be 'next_step' or 'same_step', got '" +
+                            autoreset_mode + "'");
+    }
+    autoreset_mode_ = autoreset_mode;
+    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')");
+    const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
+    obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
+    final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
+    reward_ = py::array_t<float>({py::ssize_t{n}, a});
+    terminated_ = py::array_t<bool>({py::ssize_t{n}, a});
+    truncated_ = py::array_t<bool>({py::ssize_t{n}, a});
+    info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
+    final_info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
+    reset_kind_ = py::array_t<std::uint8_t>(n);
+    unstable_ = py::array_t<bool>(n);
+    elapsed_ = py::array_t<std::int32_t>(n);
+    for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&final_obs_),
+                             static_cast<py::array*>(&reward_), static_cast<py::array*>(&terminated_),
+                             static_cast<py::array*>(&truncated_), static_cast<py::array*>(&info_),
+                             static_cast<py::array*>(&final_info_), static_cast<py::array*>(&reset_kind_),
+                             static_cast<py::array*>(&unstable_), static_cast<py::array*>(&elapsed_)}) {
+      std::memset(array->mutable_data(), 0, array->nbytes());
+    }
+    {
+      py::gil_scoped_release release;
+      pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
+    }
+    PoolBuffers b;
+    b.obs = obs_.mutable_data();
+    b.reward = reward_.mutable_data();
+    b.terminated = terminated_.mutable_data();
+    b.truncated = truncated_.mutable_data();
+    b.info = info_.mutable_data();
+    b.final_obs = final_obs_.mutable_data();
+    b.final_info = final_info_.mutable_data();
+    b.reset_kind = reset_kind_.mutable_data();
+    b.unstable = unstable_.mutable_data();
+    b.elapsed = elapsed_.mutable_data();
+    pool_->Bind(b);
+  }
+
+  py::array ResetAll(const py::object& seed) {
+    const std::uint64_t base = SeedOrRandom(seed);
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Open().ResetAll(base);
+    return obs_;
+  }
+
+  py::array ResetOne(py::handle index, const py::object& seed) {
+    const int i = CheckIndex(index);
+    const bool reseed = !seed.is_none();
+    const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      Open().ResetOne(i, reseed, s);
+    }
+    return obs_[py::int_(i)];
+  }
+
+  py::tuple StepAll(py::handle actions) {
+    WorldPool& pool = Open();
+    const Task& task = pool.task();
+    std::vector<py::ssize_t> shape{pool.num_envs(), task.num_agents(), task.act_dim()};
+    py::array raw = py::array::ensure(actions);
+    if (task.num_agents() == 1 && raw && raw.ndim() == 2) shape = {pool.num_envs(), task.act_dim()};
+    auto checked = CheckFloatArray(actions, shape, "actions");
+    if (!pool.all_started()) {
+      throw py::value_error("step_all() called before reset_all(); expected reset_all() first");
+    }
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      Open().StepAll(checked.data());
+    }
+    return py::make_tuple(obs_, reward_, terminated_, truncated_);
+  }
+
+  py::tuple GetState(py::handle index) {
+    const int i = CheckIndex(index);
+    const mjModel* m = Open().task().model();
+    const mjData* d = Open().world(i).data();
+    py::array_t<double> qpos(m->nq), qvel(m->nv);
+    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
+    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+    return py::make_tuple(qpos, qvel);
+  }
+
+  void SetState(py::handle index, py::handle qpos, py::handle qvel) {
+    const int i = CheckIndex(index);
+    const mjModel* m = Open().task().model();
+    auto p = CheckStateArray(qpos, m->nq, "qpos");
+    auto v = CheckStateArray(qvel, m->nv, "qvel");
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Open().world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * Open().task().num_agents() *
+                                                                        Open().task().obs_dim());
+  }
+
+  void Close() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    pool_.reset();
+  }
+
+  WorldPool& Open() const {
+    if (!pool_) throw StateError("WorldPool is closed; expected an open pool (create a new one)");
+    return *pool_;
+  }
+  bool closed() const { return !pool_; }
+
+  int CheckIndex(py::handle index) const {
+    const long n = Open().num_envs();
+    if (!py::isinstance<py::int_>(index) &&
+        !py::isinstance(index, py::module_::import("numpy").attr("integer"))) {
+      throw py::type_error("index should be an int in [0, " + std::to_string(n) + "), got " +
+                           py::repr(index).cast<std::string>());
+    }
+    const long i = index.cast<long>();
+    if (i < 0 || i >= n || py::isinstance<py::bool_>(index)) {
+      throw py::index_error("index should be in [0, " + std::to_string(n) + "), got " +
+                            std::to_string(i));
+    }
+    return static_cast<int>(i);
+  }
+
+  std::string task_name_;
+  py::dict kwargs_;
+  int max_episode_steps_ = 0;
+  std::string autoreset_mode_;
+  std::unique_ptr<WorldPool> pool_;
+  std::mutex mutex_;
+  py::array_t<float> obs_, final_obs_, reward_;
+  py::array_t<bool> terminated_, truncated_, unstable_;
+  py::array_t<double> info_, final_info_;
+  py::array_t<std::uint8_t> reset_kind_;
+  py::array_t<std::int32_t> elapsed_;
+};
+
+py::object Restore(py::object cls, py::tuple args, py::dict kwargs) { return cls(*args, **kwargs); }
+
+template <typename Class, typename Self>
+void DefineTaskProperties(Class& cls) {
+  cls.def_property_readonly("num_agents", [](const Self& s) { return s.task().num_agents(); })
+      .def_property_readonly("obs_dim", [](const Self& s) { return s.task().obs_dim(); },
+                             "observation size per agent")
+      .def_property_readonly("act_dim", [](const Self& s) { return s.task().act_dim(); },
+                             "action size per agent")
+      .def_property_readonly("action_low", [](const Self& s) { return ToFloatArray(s.task().action_low()); })
+      .def_property_readonly("action_high", [](const Self& s) { return ToFloatArray(s.task().action_high()); })
+      .def_property_readonly("info_fields", [](const Self& s) { return InfoFields(s.task()); },
+                             "(name, offset, size, at_reset) of each per-agent info entry")
+      .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); },
+                             "simulated seconds per step");
+}
+
+}  // namespace
+}  // namespace joltgym::bindings
+
+using namespace joltgym;            // NOLINT: module body only
+using namespace joltgym::bindings;  // NOLINT
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Native MuJoCo worlds, pools and tasks behind joltgym_marl";
+
+  py::register_exception<FileNotFound>(m, "ModelFileNotFound", PyExc_FileNotFoundError);
+  py::register_exception<StateError>(m, "StateError", PyExc_RuntimeError);
+
+  m.def("set_asset_dir", &SetAssetDir, py::arg("path"), "Folder where bare MJCF names are looked up.");
+  m.def("asset_dir", &AssetDir);
+  m.def("_restore", &Restore);
+  m.def("mujoco_version", [] { return std::string(mj_versionString()); });
+  m.def(
+      "tasks",
+      [] {
+        py::dict out;
+        for (const auto& [name, info] : TaskRegistry::Get().all()) {
+          py::list params;
+          for (const auto& p : info.params) params.append(py::make_tuple(p.name, p.doc));
+          out[name.c_str()] = py::dict(py::arg("core_class") = info.core_class, py::arg("params") = params);
+        }
+        return out;
+      },
+      "Registered tasks: name -> {core_class, params}.");
+
+  py::class_<SingleAgentCore> core(m, "SingleAgentCore", py::dynamic_attr());
+  core.def(py::init([](const std::string& task, py::handle max_episode_steps, py::kwargs kwargs) {
+             const int limit = max_episode_steps.is_none()
+                                   ? 0
+                                   : static_cast<int>(CheckInt(max_episode_steps, "max_episode_steps", 0));
+             return std::make_unique<SingleAgentCore>(task, limit, py::dict(kwargs));
+           }),
+           py::arg("task"), py::kw_only(), py::arg("max_episode_steps") = 1000)
+      .def("reset", &SingleAgentCore::Reset, py::kw_only(), py::arg("seed") = py::none(),
+           "Starts an episode; returns (obs, info).")
+      .def("step", &SingleAgentCore::Step, py::arg("action"),
+           "Advances one env step; returns (obs, reward, terminated, truncated, info).")
+      .def("get_state", &SingleAgentCore::GetState, "Returns copies of (qpos, qvel).")
+      .def("set_state", &SingleAgentCore::SetState, py::arg("qpos"), py::arg("qvel"),
+           "Sets qpos and qvel and runs mj_forward, as Gymnasium's set_state.")
+      .def("get_obs", &SingleAgentCore::Obs, "The observation of the current state.")
+      .def("__reduce__",
+           [m](py::object self) {
+             auto& s = self.cast<SingleAgentCore&>();
+             py::dict kwargs(s.kwargs());
+             kwargs["max_episode_steps"] = s.max_episode_steps();
+             const bool base = py::type::of(self).is(m.attr("SingleAgentCore"));
+             py::tuple args = base ? py::make_tuple(s.task_name()) : py::tuple();
+             return py::make_tuple(m.attr("_restore"), py::make_tuple(py::type::of(self), args, kwargs));
+           })
+      .def_property_readonly("task", &SingleAgentCore::task_name)
+      .def_property_readonly("kwargs", [](const SingleAgentCore& s) { return py::dict(s.kwargs()); })
+      .def_property_readonly("max_episode_steps", &SingleAgentCore::max_episode_steps)
+      .def_property_readonly("elapsed_steps", &SingleAgentCore::elapsed_steps);
+  DefineTaskProperties<decltype(core), SingleAgentCore>(core);
+
+  py::class_<PyWorldPool> pool(m, "WorldPool", py::dynamic_attr());
+  pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
+                       py::handle max_episode_steps, const std::string& autoreset_mode,
+                       py::kwargs kwargs) {
+             return std::make_unique<PyWorldPool>(task, num_envs, num_threads, max_episode_steps,
+                                                  autoreset_mode, py::dict(kwargs));
+           }),
+           py::arg("task"), py::arg("num_envs"), py::kw_only(), py::arg("num_threads") = py::none(),
+           py::arg("max_episode_steps") = 1000, py::arg("autoreset_mode") = "next_step")
+      .def("reset_all", &PyWorldPool::ResetAll, py::kw_only(), py::arg("seed") = py::none(),
+           "Seeds world i with seed + i, resets all; returns the obs buffer.")
+      .def("reset_one", &PyWorldPool::ResetOne, py::arg("index"), py::kw_only(),
+           py::arg("seed") = py::none(), "Resets world `index` (reseeded if `seed` is given).")
+      .def("step_all", &PyWorldPool::StepAll, py::arg("actions"),
+           "Steps every world; returns the (obs, rewards, terminations, truncations) buffers.")
+      .def("get_state", &PyWorldPool::GetState, py::arg("index"))
+      .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
+      .def("close", &PyWorldPool::Close, "Joins the threads and frees the worlds; idempotent.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyWorldPool& self, py::args) {
+        self.Close();
+        return false;
+      })
+      .def("__reduce__",
+           [m](py::object self) {
+             auto& s = self.cast<PyWorldPool&>();
+             py::dict kwargs(s.kwargs_);
+             kwargs["num_threads"] = s.closed() ? py::object(py::none()) : py::object(py::int_(s.Open().num_threads()));
+             kwargs["max_episode_steps"] = s.max_episode_steps_;
+             kwargs["autoreset_mode"] = s.autoreset_mode_;
+             const long n = s.obs_.shape(0);
+             return py::make_tuple(m.attr("_restore"),
+                                   py::make_tuple(py::type::of(self), py::make_tuple(s.task_name_, n), kwargs));
+           })
+      .def_property_readonly("closed", &PyWorldPool::closed)
+      .def_property_readonly("task", [](const PyWorldPool& s) { return s.task_name_; })
+      .def_property_readonly("kwargs", [](const PyWorldPool& s) { return py::dict(s.kwargs_); })
+      .def_property_readonly("num_envs", [](const PyWorldPool& s) { return s.obs_.shape(0); })
+      .def_property_readonly("num_threads", [](const PyWorldPool& s) { return s.Open().num_threads(); })
+      .def_property_readonly("max_episode_steps", [](const PyWorldPool& s) { return s.max_episode_steps_; })
+      .def_property_readonly("autoreset_mode", [](const PyWorldPool& s) { return s.autoreset_mode_; })
+      .def_readonly("obs", &PyWorldPool::obs_)
+      .def_readonly("rewards", &PyWorldPool::reward_)
+      .def_readonly("terminations", &PyWorldPool::terminated_)
+      .def_readonly("truncations", &PyWorldPool::truncated_)
+      .def_readonly("infos", &PyWorldPool::info_, "[num_envs, num_agents, info_width] float64")
+      .def_readonly("final_obs", &PyWorldPool::final_obs_)
+      .def_readonly("final_infos", &PyWorldPool::final_info_)
+      .def_readonly("reset_kind", &PyWorldPool::reset_kind_,
+                    "per world: 0 stepped, 1 reset by this call, 2 ended and auto-reset in this call")
+      .def_readonly("unstable", &PyWorldPool::unstable_)
+      .def_readonly("elapsed_steps", &PyWorldPool::elapsed_);
+  // Task properties need the open pool.
+  pool.def_property_readonly("num_agents", [](const PyWorldPool& s) { return s.Open().task().num_agents(); })
+      .def_property_readonly("obs_dim", [](const PyWorldPool& s) { return s.Open().task().obs_dim(); })
+      .def_property_readonly("act_dim", [](const PyWorldPool& s) { return s.Open().task().act_dim(); })
+      .def_property_readonly("action_low", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_low()); })
+      .def_property_readonly("action_high", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_high()); })
+      .def_property_readonly("info_fields", [](const PyWorldPool& s) { return InfoFields(s.Open().task()); })
+      .def_property_readonly("dt", [](const PyWorldPool& s) { return s.Open().task().dt(); });
+}

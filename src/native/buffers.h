@@ -1,0 +1,26 @@
+// The arrays a WorldPool reads actions from and writes results into. They
+// are allocated once by the owner (the Python binding allocates them as NumPy
+// arrays) and stay put for the pool's lifetime; the pool only keeps pointers.
+#pragma once
+
+#include <cstdint>
+
+namespace joltgym {
+
+struct PoolBuffers {
+  float* obs = nullptr;          // [num_envs, num_agents, obs_dim]
+  float* reward = nullptr;       // [num_envs, num_agents]
+  bool* terminated = nullptr;    // [num_envs, num_agents]
+  bool* truncated = nullptr;     // [num_envs, num_agents]
+  double* info = nullptr;        // [num_envs, num_agents, info_width]
+  float* final_obs = nullptr;    // [num_envs, num_agents, obs_dim]   (same-step autoreset)
+  double* final_info = nullptr;  // [num_envs, num_agents, info_width] (same-step autoreset)
+  // Per world, for this step: 1 if the world was reset in this call (its info
+  // row holds reset info), 2 if an episode ended and the world was reset in
+  // the same call (final_obs / final_info hold the ended episode), else 0.
+  std::uint8_t* reset_kind = nullptr;  // [num_envs]
+  bool* unstable = nullptr;            // [num_envs]: physics blow-up ended the episode
+  std::int32_t* elapsed = nullptr;     // [num_envs]: steps in the current episode
+};
+
+}  // namespace joltgym

@@ -1,0 +1,92 @@
+// Task configuration: the keyword arguments a task accepts, with their kinds
+// and defaults, and the validated values a task is built from.
+//
+// The binding converts Python keyword arguments into `Params` once, at
+// construction; tasks then read typed values and never see Python.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace joltgym {
+
+enum class ParamKind {
+  kFloat,    // a real number
+  kInt,      // an integer
+  kBool,     // True / False
+  kRange,    // a (low, high) pair of reals, low <= high
+  kString,   // a str
+  kBodyRef,  // a body given by index (int) or by name (str)
+};
+
+struct ParamValue {
+  std::vector<double> numbers;  // one number, or two for ranges
+  std::string text;             // for strings, and body references by name
+  bool is_text = false;
+};
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind;
+  ParamValue default_value;
+  std::string doc;
+};
+
+inline ParamSpec FloatParam(std::string name, double value, std::string doc) {
+  return {std::move(name), ParamKind::kFloat, {{value}, {}, false}, std::move(doc)};
+}
+inline ParamSpec IntParam(std::string name, int value, std::string doc) {
+  return {std::move(name), ParamKind::kInt, {{static_cast<double>(value)}, {}, false},
+          std::move(doc)};
+}
+inline ParamSpec BoolParam(std::string name, bool value, std::string doc) {
+  return {std::move(name), ParamKind::kBool, {{value ? 1.0 : 0.0}, {}, false}, std::move(doc)};
+}
+inline ParamSpec RangeParam(std::string name, double low, double high, std::string doc) {
+  return {std::move(name), ParamKind::kRange, {{low, high}, {}, false}, std::move(doc)};
+}
+inline ParamSpec StringParam(std::string name, std::string value, std::string doc) {
+  return {std::move(name), ParamKind::kString, {{}, std::move(value), true}, std::move(doc)};
+}
+inline ParamSpec BodyRefParam(std::string name, int index, std::string doc) {
+  return {std::move(name), ParamKind::kBodyRef, {{static_cast<double>(index)}, {}, false},
+          std::move(doc)};
+}
+
+// Validated keyword arguments: every declared parameter has a value (the
+// default unless given).
+class Params {
+ public:
+  Params() = default;
+  Params(const std::vector<ParamSpec>& specs, std::map<std::string, ParamValue> given) {
+    for (const auto& spec : specs) values_[spec.name] = spec.default_value;
+    for (auto& [name, value] : given) {
+      if (values_.find(name) == values_.end()) {
+        throw std::invalid_argument("unknown parameter '" + name + "'");
+      }
+      values_[name] = std::move(value);
+    }
+  }
+
+  double Float(const std::string& name) const { return Get(name).numbers.at(0); }
+  int Int(const std::string& name) const { return static_cast<int>(Get(name).numbers.at(0)); }
+  bool Bool(const std::string& name) const { return Get(name).numbers.at(0) != 0.0; }
+  std::pair<double, double> Range(const std::string& name) const {
+    const auto& v = Get(name).numbers;
+    return {v.at(0), v.at(1)};
+  }
+  const std::string& String(const std::string& name) const { return Get(name).text; }
+  const ParamValue& Get(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) throw std::logic_error("task read undeclared parameter " + name);
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, ParamValue> values_;
+};
+
+}  // namespace joltgym

@@ -1,0 +1,149 @@
+// The task interface: what one world of a robot or a game computes on reset
+// and on step. A task is immutable after construction and shared by every
+// world of a pool, so all its methods are const and thread-safe; per-world
+// mutable state lives in mjData and in the world's scratch array.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "params.h"
+#include "rng.h"
+
+namespace joltgym {
+
+// One named entry of a per-agent info record: `size` doubles starting at
+// `offset`. Entries with `at_reset` are also written by Reset().
+struct InfoField {
+  std::string name;
+  int offset = 0;
+  int size = 1;
+  bool at_reset = false;
+};
+
+// Builds the field list with running offsets.
+class InfoLayout {
+ public:
+  InfoLayout& Add(const std::string& name, int size = 1, bool at_reset = false) {
+    fields_.push_back({name, width_, size, at_reset});
+    width_ += size;
+    return *this;
+  }
+  const std::vector<InfoField>& fields() const { return fields_; }
+  int width() const { return width_; }
+
+ private:
+  std::vector<InfoField> fields_;
+  int width_ = 0;
+};
+
+// Where a task writes one world's results. Arrays are [num_agents, ...].
+struct StepOutput {
+  float* obs;         // [num_agents, obs_dim]
+  float* reward;      // [num_agents]
+  bool* terminated;   // [num_agents]
+  double* info;       // [num_agents, info_width]
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  const mjModel* model() const { return model_.get(); }
+  const ModelPtr& shared_model() const { return model_; }
+  int num_agents() const { return num_agents_; }
+  int obs_dim() const { return obs_dim_; }  // per agent
+  int act_dim() const { return act_dim_; }  // per agent
+  int scratch_size() const { return scratch_size_; }
+  // Simulated seconds per env step (timestep * frame_skip).
+  double dt() const { return dt_; }
+  const InfoLayout& info_layout() const { return info_; }
+  // Per-agent action bounds, [act_dim] each.
+  const std::vector<double>& action_low() const { return action_low_; }
+  const std::vector<double>& action_high() const { return action_high_; }
+
+  // Puts `data` in a fresh episode's initial state (noise drawn from `rng`)
+  // and writes the observation and the reset info fields.
+  virtual void Reset(mjData* data, double* scratch, Rng& rng, float* obs,
+                     double* info) const = 0;
+
+  // Applies `actions` ([num_agents, act_dim], validated by the caller),
+  // advances the physics and writes the results. Returns false if MuJoCo
+  // flagged the physics as unstable during this step.
+  virtual bool Step(mjData* data, double* scratch, const float* actions,
+                    const StepOutput& out) const = 0;
+
+  // Writes the observation of the current state (after set_state).
+  virtual void Observe(const mjData* data, const double* scratch, float* obs) const = 0;
+
+ protected:
+  void SetModel(ModelPtr model) { model_ = std::move(model); }
+  void SetDims(int num_agents, int obs_dim, int act_dim) {
+    num_agents_ = num_agents;
+    obs_dim_ = obs_dim;
+    act_dim_ = act_dim;
+  }
+  void SetScratchSize(int size) { scratch_size_ = size; }
+  void SetDt(double dt) { dt_ = dt; }
+  InfoLayout& mutable_info() { return info_; }
+  // Action bounds from the actuators' ctrlrange, for agent 0's `act_dim`
+  // actuators starting at `first_actuator`.
+  void SetActionBoundsFromCtrlRange(int first_actuator);
+
+ private:
+  ModelPtr model_;
+  int num_agents_ = 1;
+  int obs_dim_ = 0;
+  int act_dim_ = 0;
+  int scratch_size_ = 0;
+  double dt_ = 0.0;
+  InfoLayout info_;
+  std::vector<double> action_low_;
+  std::vector<double> action_high_;
+};
+
+// Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
+// that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's
+// MujocoEnv does. Returns false if MuJoCo warned about bad qpos/qvel/qacc.
+bool Simulate(const mjModel* model, mjData* data, int frame_skip);
+
+// Resolves an MJCF path the way Gymnasium does: absolute, "./"-relative and
+// "~"-paths are used as given; bare names are looked up in the asset folder.
+std::string ResolveAssetPath(const std::string& xml_file);
+void SetAssetDir(const std::string& dir);
+const std::string& AssetDir();
+
+// ---------------------------------------------------------------------------
+// Registry: each task file registers itself with one line.
+
+using TaskFactory = std::function<std::shared_ptr<const Task>(const Params&)>;
+
+struct TaskInfo {
+  std::string name;          // e.g. "half_cheetah"
+  std::string core_class;    // e.g. "HalfCheetahCore" (single-agent) or "" (games)
+  std::vector<ParamSpec> params;
+  TaskFactory factory;
+};
+
+class TaskRegistry {
+ public:
+  static TaskRegistry& Get();
+  void Add(TaskInfo info);
+  const TaskInfo& Find(const std::string& name) const;  // throws BadValue
+  const std::map<std::string, TaskInfo>& all() const { return tasks_; }
+
+ private:
+  std::map<std::string, TaskInfo> tasks_;
+};
+
+struct TaskRegistration {
+  explicit TaskRegistration(TaskInfo info) { TaskRegistry::Get().Add(std::move(info)); }
+};
+
+}  // namespace joltgym

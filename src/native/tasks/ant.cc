@@ -1,0 +1,149 @@
+// Ant: Gymnasium's Ant-v5, natively.
+//
+// obs (105): qpos[2:] (13), qvel (14), cfrc_ext[1:] clipped to
+//            contact_force_range (13 bodies x 6); 107 with the root x, y kept
+//            and 27 without contact forces
+// act   (8): hip/ankle torques in [-1, 1], in the model's actuator order
+// reward   : x_velocity * forward_reward_weight + healthy_reward
+//            - ctrl_cost_weight * |a|^2 - contact_cost_weight * |clip(cfrc_ext)|^2
+// info     : x_position, y_position, distance_from_origin (these also on
+//            reset), x_velocity, y_velocity, reward_forward, reward_ctrl,
+//            reward_contact, reward_survive
+// episode  : terminates when unhealthy (non-finite state, or torso z outside
+//            healthy_z_range, inclusive); truncated at 1000 steps
+#include <cmath>
+
+#include "locomotion.h"
+
+namespace joltgym {
+namespace {
+
+class Ant final : public LocomotionTask {
+ public:
+  explicit Ant(const Params& p) : LocomotionTask(p) {
+    const mjModel* m = model();
+    forward_weight_ = p.Float("forward_reward_weight");
+    ctrl_weight_ = p.Float("ctrl_cost_weight");
+    contact_weight_ = p.Float("contact_cost_weight");
+    healthy_reward_ = p.Float("healthy_reward");
+    terminate_when_unhealthy_ = p.Bool("terminate_when_unhealthy");
+    healthy_z_ = p.Range("healthy_z_range");
+    contact_range_ = p.Range("contact_force_range");
+    include_cfrc_ext_ = p.Bool("include_cfrc_ext_in_observation");
+    const ParamValue& body = p.Get("main_body");
+    main_body_ = body.is_text ? RequireId(m, mjOBJ_BODY, body.text)
+                              : static_cast<int>(body.numbers.at(0));
+    if (main_body_ < 0 || main_body_ >= m->nbody) {
+      throw BadValue("main_body should be a body index in [0, " + std::to_string(m->nbody) +
+                     ") or a body name, got " + std::to_string(main_body_));
+    }
+    skip_ = exclude_positions_ ? 2 : 0;
+    SetDims(1, m->nq - skip_ + m->nv + (include_cfrc_ext_ ? 6 * (m->nbody - 1) : 0), m->nu);
+    SetActionBoundsFromCtrlRange(0);
+    mutable_info()
+        .Add("x_position", 1, true)
+        .Add("y_position", 1, true)
+        .Add("distance_from_origin", 1, true)
+        .Add("x_velocity")
+        .Add("y_velocity")
+        .Add("reward_forward")
+        .Add("reward_ctrl")
+        .Add("reward_contact")
+        .Add("reward_survive");
+  }
+
+  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+    ResetWithNoise(d, rng, VelocityNoise::kNormal);
+    Observe(d, nullptr, obs);
+    WritePositionInfo(d, info);
+  }
+
+  bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
+    const mjtNum* xpos = d->xpos + 3 * main_body_;
+    const double x_before = xpos[0], y_before = xpos[1];
+    const bool stable = Advance(d, action);
+    const double x_velocity = (xpos[0] - x_before) / dt();
+    const double y_velocity = (xpos[1] - y_before) / dt();
+    Observe(d, nullptr, out.obs);
+
+    const bool healthy = IsHealthy(d);
+    const double forward = x_velocity * forward_weight_;
+    const double survive = healthy ? healthy_reward_ : 0.0;
+    const double ctrl_cost = ctrl_weight_ * SumSquares(action, act_dim());
+    const double contact_cost = contact_weight_ * ClippedContactSumSquares(d);
+    out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
+    out.terminated[0] = !healthy && terminate_when_unhealthy_;
+    double* info = out.info;
+    WritePositionInfo(d, info);
+    info[3] = x_velocity;
+    info[4] = y_velocity;
+    info[5] = forward;
+    info[6] = -ctrl_cost;
+    info[7] = -contact_cost;
+    info[8] = survive;
+    return stable;
+  }
+
+  void Observe(const mjData* d, const double*, float* obs) const override {
+    const mjModel* m = model();
+    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
+    obs = Put(obs, d->qvel, m->nv);
+    if (!include_cfrc_ext_) return;
+    for (int i = 6; i < 6 * m->nbody; ++i) *obs++ = static_cast<float>(Clip(d->cfrc_ext[i]));
+  }
+
+ private:
+  double Clip(double f) const { return std::fmin(std::fmax(f, contact_range_.first), contact_range_.second); }
+
+  double ClippedContactSumSquares(const mjData* d) const {
+    double sum = 0.0;
+    for (int i = 0; i < 6 * model()->nbody; ++i) {
+      const double f = Clip(d->cfrc_ext[i]);
+      sum += f * f;
+    }
+    return sum;
+  }
+
+  bool IsHealthy(const mjData* d) const {
+    const mjModel* m = model();
+    for (int i = 0; i < m->nq; ++i) {
+      if (!std::isfinite(d->qpos[i])) return false;
+    }
+    for (int i = 0; i < m->nv; ++i) {
+      if (!std::isfinite(d->qvel[i])) return false;
+    }
+    return healthy_z_.first <= d->qpos[2] && d->qpos[2] <= healthy_z_.second;
+  }
+
+  static void WritePositionInfo(const mjData* d, double* info) {
+    info[0] = d->qpos[0];
+    info[1] = d->qpos[1];
+    info[2] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+  }
+
+  double forward_weight_, ctrl_weight_, contact_weight_, healthy_reward_;
+  bool terminate_when_unhealthy_, include_cfrc_ext_;
+  std::pair<double, double> healthy_z_, contact_range_;
+  int main_body_;
+  int skip_;
+};
+
+std::vector<ParamSpec> Spec() {
+  auto spec = LocomotionParams("ant.xml", 0.1);
+  spec.push_back(FloatParam("forward_reward_weight", 1.0, "weight of the forward velocity"));
+  spec.push_back(FloatParam("ctrl_cost_weight", 0.5, "weight of the control cost"));
+  spec.push_back(FloatParam("contact_cost_weight", 5e-4, "weight of the contact cost"));
+  spec.push_back(FloatParam("healthy_reward", 1.0, "reward per step while healthy"));
+  spec.push_back(BodyRefParam("main_body", 1, "body whose xy motion is rewarded (index or name)"));
+  spec.push_back(BoolParam("terminate_when_unhealthy", true, "end the episode when unhealthy"));
+  spec.push_back(RangeParam("healthy_z_range", 0.2, 1.0, "torso heights that count as healthy"));
+  spec.push_back(RangeParam("contact_force_range", -1.0, 1.0, "clip range of cfrc_ext"));
+  spec.push_back(BoolParam("include_cfrc_ext_in_observation", true, "append contact forces"));
+  return spec;
+}
+
+const TaskRegistration kRegistration({"ant", "AntCore", Spec(),
+                                      [](const Params& p) { return std::make_shared<Ant>(p); }});
+
+}  // namespace
+}  // namespace joltgym

@@ -1,0 +1,85 @@
+// Shared pieces of the single-robot locomotion tasks that mirror Gymnasium's
+// MuJoCo `*-v5` environments: their common keyword arguments, reset-noise
+// rule and observation helpers.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <string>
+#include <vector>
+
+#include "../errors.h"
+#include "../params.h"
+#include "../rng.h"
+#include "../task.h"
+
+namespace joltgym {
+
+enum class VelocityNoise { kUniform, kNormal };
+
+// Keyword arguments every locomotion task shares, with the task's defaults.
+inline std::vector<ParamSpec> LocomotionParams(const std::string& xml_file,
+                                               double reset_noise_scale) {
+  return {
+      StringParam("xml_file", xml_file, "MJCF file: a bare name is looked up in the assets"),
+      IntParam("frame_skip", 5, "mj_step calls per env step"),
+      FloatParam("reset_noise_scale", reset_noise_scale, "scale of the reset noise"),
+      BoolParam("exclude_current_positions_from_observation", true,
+                "drop the root's world x (and y) position from the observation"),
+  };
+}
+
+class LocomotionTask : public Task {
+ protected:
+  // Loads the model and reads the shared keyword arguments.
+  explicit LocomotionTask(const Params& params) {
+    SetModel(LoadModel(ResolveAssetPath(params.String("xml_file"))));
+    frame_skip_ = params.Int("frame_skip");
+    if (frame_skip_ < 1) {
+      throw BadValue("frame_skip should be >= 1, got " + std::to_string(frame_skip_));
+    }
+    noise_scale_ = params.Float("reset_noise_scale");
+    if (!(noise_scale_ >= 0.0)) {
+      throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise_scale_));
+    }
+    exclude_positions_ = params.Bool("exclude_current_positions_from_observation");
+    SetDt(model()->opt.timestep * frame_skip_);
+  }
+
+  // mj_resetData, uniform noise on qpos, `velocity` noise on qvel, mj_forward:
+  // Gymnasium's reset sequence.
+  void ResetWithNoise(mjData* d, Rng& rng, VelocityNoise velocity) const {
+    const mjModel* m = model();
+    mj_resetData(m, d);
+    for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i] + rng.Uniform(-noise_scale_, noise_scale_);
+    for (int i = 0; i < m->nv; ++i) {
+      d->qvel[i] = velocity == VelocityNoise::kUniform ? rng.Uniform(-noise_scale_, noise_scale_)
+                                                       : noise_scale_ * rng.StandardNormal();
+    }
+    mj_forward(m, d);
+  }
+
+  // ctrl <- action (float32 widened exactly, unclipped: MuJoCo clamps to
+  // ctrlrange), then the physics step. Returns false on instability.
+  bool Advance(mjData* d, const float* action) const {
+    for (int i = 0; i < act_dim(); ++i) d->ctrl[i] = action[i];
+    return Simulate(model(), d, frame_skip_);
+  }
+
+  static float* Put(float* out, const mjtNum* values, int count) {
+    for (int i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
+    return out + count;
+  }
+
+  static double SumSquares(const float* values, int count) {
+    double sum = 0.0;
+    for (int i = 0; i < count; ++i) sum += static_cast<double>(values[i]) * values[i];
+    return sum;
+  }
+
+  int frame_skip_ = 5;
+  double noise_scale_ = 0.0;
+  bool exclude_positions_ = true;
+};
+
+}  // namespace joltgym

@@ -1,0 +1,56 @@
+// One simulated world: an mjData, the task's per-world scratch, an RNG and
+// the episode clock. A world is used by one thread at a time.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rng.h"
+#include "task.h"
+
+namespace joltgym {
+
+class World {
+ public:
+  // `max_episode_steps` <= 0 disables truncation by time.
+  World(std::shared_ptr<const Task> task, int max_episode_steps);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  void Seed(std::uint64_t seed) { rng_.Seed(seed); }
+
+  // Starts an episode: writes [num_agents, obs_dim] obs and the reset info.
+  void Reset(float* obs, double* info);
+
+  // One env step. `truncated` is written for every agent. Returns true when
+  // the episode ended (any agent terminated, or truncated).
+  bool Step(const float* actions, float* obs, float* reward, bool* terminated, bool* truncated,
+            double* info);
+
+  // True if the last Step() ended on MuJoCo's instability warning.
+  bool last_step_unstable() const { return last_step_unstable_; }
+  bool has_episode() const { return has_episode_; }
+  int elapsed_steps() const { return elapsed_steps_; }
+
+  // Full physics state access for tests and oracles.
+  const mjData* data() const { return data_; }
+  void SetState(const double* qpos, const double* qvel, float* obs);
+
+  const Task& task() const { return *task_; }
+
+ private:
+  std::shared_ptr<const Task> task_;
+  mjData* data_ = nullptr;
+  std::vector<double> scratch_;
+  Rng rng_;
+  int max_episode_steps_;
+  int elapsed_steps_ = 0;
+  bool has_episode_ = false;
+  bool last_step_unstable_ = false;
+};
+
+}  // namespace joltgym

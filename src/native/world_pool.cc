@@ -1,0 +1,86 @@
+#include "world_pool.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace joltgym {
+
+WorldPool::WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_threads,
+                     int max_episode_steps, AutoresetMode mode)
+    : task_(std::move(task)),
+      needs_reset_(num_envs, 0),
+      threads_(std::max(1, std::min(num_threads, num_envs))),
+      mode_(mode) {
+  const int agents = task_->num_agents();
+  obs_stride_ = agents * task_->obs_dim();
+  agent_stride_ = agents;
+  info_stride_ = agents * task_->info_layout().width();
+  act_stride_ = agents * task_->act_dim();
+  worlds_.reserve(num_envs);
+  for (int i = 0; i < num_envs; ++i) worlds_.push_back(std::make_unique<World>(task_, max_episode_steps));
+}
+
+bool WorldPool::all_started() const {
+  for (const auto& w : worlds_) {
+    if (!w->has_episode()) return false;
+  }
+  return true;
+}
+
+void WorldPool::ResetWorld(int i) {
+  World& w = *worlds_[i];
+  w.Reset(buffers_.obs + i * obs_stride_, buffers_.info + i * info_stride_);
+  std::fill_n(buffers_.reward + i * agent_stride_, agent_stride_, 0.0f);
+  std::fill_n(buffers_.terminated + i * agent_stride_, agent_stride_, false);
+  std::fill_n(buffers_.truncated + i * agent_stride_, agent_stride_, false);
+  buffers_.reset_kind[i] = 1;
+  buffers_.unstable[i] = false;
+  buffers_.elapsed[i] = 0;
+  needs_reset_[i] = 0;
+}
+
+void WorldPool::ResetAll(std::uint64_t seed) {
+  auto body = [this, seed](int i) {
+    worlds_[i]->Seed(seed + static_cast<std::uint64_t>(i));
+    ResetWorld(i);
+  };
+  threads_.ParallelFor(num_envs(), body);
+}
+
+void WorldPool::ResetOne(int index, bool reseed, std::uint64_t seed) {
+  if (reseed) worlds_[index]->Seed(seed);
+  ResetWorld(index);
+}
+
+void WorldPool::StepWorld(int i, const float* actions) {
+  if (needs_reset_[i]) {  // NEXT_STEP: this call only resets the ended world
+    ResetWorld(i);
+    return;
+  }
+  World& w = *worlds_[i];
+  float* obs = buffers_.obs + i * obs_stride_;
+  double* info = buffers_.info + i * info_stride_;
+  const bool done = w.Step(actions + i * act_stride_, obs, buffers_.reward + i * agent_stride_,
+                           buffers_.terminated + i * agent_stride_,
+                           buffers_.truncated + i * agent_stride_, info);
+  buffers_.unstable[i] = w.last_step_unstable();
+  buffers_.elapsed[i] = w.elapsed_steps();
+  buffers_.reset_kind[i] = 0;
+  if (!done) return;
+  if (mode_ == AutoresetMode::kNextStep) {
+    needs_reset_[i] = 1;
+    return;
+  }
+  std::memcpy(buffers_.final_obs + i * obs_stride_, obs, sizeof(float) * obs_stride_);
+  std::memcpy(buffers_.final_info + i * info_stride_, info, sizeof(double) * info_stride_);
+  w.Reset(obs, info);
+  buffers_.reset_kind[i] = 2;
+  buffers_.elapsed[i] = 0;
+}
+
+void WorldPool::StepAll(const float* actions) {
+  auto body = [this, actions](int i) { StepWorld(i, actions); };
+  threads_.ParallelFor(num_envs(), body);
+}
+
+}  // namespace joltgym

@@ -1,0 +1,65 @@
+// N worlds of one task stepped in parallel on a persistent thread pool,
+// reading actions from and writing results into caller-owned buffers.
+//
+// The pool does not know which task it runs. It owns the episode lifecycle:
+// truncation at max_episode_steps, auto-reset (Gymnasium's NEXT_STEP or
+// SAME_STEP convention) and seeding (world i gets seed + i).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "buffers.h"
+#include "task.h"
+#include "thread_pool.h"
+#include "world.h"
+
+namespace joltgym {
+
+enum class AutoresetMode {
+  kNextStep,  // the call after an episode ends resets that world (Gymnasium default)
+  kSameStep,  // an ended world is reset in the same call; final obs/info kept
+};
+
+class WorldPool {
+ public:
+  WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_threads,
+            int max_episode_steps, AutoresetMode mode);
+
+  // Must be called once before any reset or step; the arrays must outlive
+  // the pool.
+  void Bind(const PoolBuffers& buffers) { buffers_ = buffers; }
+
+  // Seeds world i with seed + i and resets every world.
+  void ResetAll(std::uint64_t seed);
+  // Resets world `index`; reseeds it with `seed` if `reseed`.
+  void ResetOne(int index, bool reseed, std::uint64_t seed);
+  // One step of every world, actions [num_envs, num_agents, act_dim].
+  void StepAll(const float* actions);
+
+  int num_envs() const { return static_cast<int>(worlds_.size()); }
+  int num_threads() const { return threads_.num_threads(); }
+  AutoresetMode autoreset_mode() const { return mode_; }
+  const Task& task() const { return *task_; }
+  bool all_started() const;
+  World& world(int index) { return *worlds_[index]; }
+
+ private:
+  void StepWorld(int index, const float* actions);
+  void ResetWorld(int index);
+
+  std::shared_ptr<const Task> task_;
+  std::vector<std::unique_ptr<World>> worlds_;
+  std::vector<std::uint8_t> needs_reset_;
+  ThreadPool threads_;
+  AutoresetMode mode_;
+  PoolBuffers buffers_;
+  // Strides, per world.
+  int obs_stride_;
+  int agent_stride_;
+  int info_stride_;
+  int act_stride_;
+};
+
+}  // namespace joltgym
