@@ -1,0 +1,233 @@
+"""A Gymnasium ``VectorEnv`` over the native ``WorldPool``.
+
+All ``num_envs`` worlds step in C++ on ``num_threads`` native threads with the
+GIL released; observations, rewards and flags come back in arrays allocated
+once. Auto-reset follows Gymnasium 1.x: ``AutoresetMode.NEXT_STEP`` (default)
+or ``AutoresetMode.SAME_STEP`` (the ended episode's observation and info in
+``info["final_obs"]`` / ``info["final_info"]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from joltgym_marl._native import core as _core
+
+_MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
+
+
+def _parse_mode(mode: Any) -> AutoresetMode:
+    if isinstance(mode, str):
+        try:
+            mode = AutoresetMode(mode)
+        except ValueError:
+            pass
+    if mode not in _MODES:
+        raise ValueError(
+            f"autoreset_mode should be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP, got {mode!r}"
+        )
+    return mode
+
+
+class NativeVectorEnv(VectorEnv):
+    """``num_envs`` native worlds of one single-agent task as a Gymnasium vector env.
+
+    Args:
+        task: native task name (``"half_cheetah"``, ``"humanoid"``, ``"ant"``).
+        num_envs: number of worlds (>= 1).
+        num_threads: native worker threads, counting the caller (default: the
+            machine's cores, never more than ``num_envs``).
+        max_episode_steps: truncation length (default 1000; ``None``: never).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` or ``AutoresetMode.SAME_STEP``.
+        copy: return copies of the observation/reward/flag arrays (the default,
+            as Gymnasium's ``SyncVectorEnv``); ``False`` returns the native
+            buffers themselves, which the next step overwrites.
+        **kwargs: the task's keyword arguments (those of the Gymnasium env).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        task: str,
+        num_envs: int,
+        *,
+        num_threads: int | None = None,
+        max_episode_steps: int | None = 1000,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ):
+        if render_mode is not None:
+            raise ValueError(
+                f"render_mode should be None (rendering is not available yet), got {render_mode!r}"
+            )
+        mode = _parse_mode(autoreset_mode)
+        self._args = dict(
+            task=task,
+            num_envs=num_envs,
+            num_threads=num_threads,
+            max_episode_steps=max_episode_steps,
+            autoreset_mode=mode,
+            copy=copy,
+            **kwargs,
+        )
+        self._pool = _core.WorldPool(
+            task,
+            num_envs,
+            num_threads=num_threads,
+            max_episode_steps=max_episode_steps,
+            autoreset_mode=_MODES[mode],
+            **kwargs,
+        )
+        pool = self._pool
+        if pool.num_agents != 1:
+            raise ValueError(
+                f"task {task!r} has {pool.num_agents} agents; NativeVectorEnv expects a single-agent task"
+            )
+        self.num_envs = pool.num_envs
+        self.copy = copy
+        self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode,
+                         "render_fps": int(np.round(1.0 / pool.dt))}
+        self.single_observation_space = spaces.Box(
+            -np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32
+        )
+        self.single_action_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+        n = self.num_envs
+        # Views of the native buffers without the agent axis; no copies.
+        self._obs = pool.obs.reshape(n, pool.obs_dim)
+        self._rewards = pool.rewards.reshape(n)
+        self._terminations = pool.terminations.reshape(n)
+        self._truncations = pool.truncations.reshape(n)
+        self._infos = pool.infos.reshape(n, -1)
+        self._final_obs = pool.final_obs.reshape(n, pool.obs_dim)
+        self._final_infos = pool.final_infos.reshape(n, -1)
+        self._fields = pool.info_fields
+        self._all = np.ones(n, dtype=bool)
+
+    # -- Gymnasium API ---------------------------------------------------------
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        pool = self._open()
+        mask = None if options is None else options.get("reset_mask")
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed should be an int, None or a list of {self.num_envs} seeds, got {len(seed)} seeds")
+            super().reset()
+            for i, s in enumerate(seed):
+                pool.reset_one(i, seed=None if s is None else int(s))
+            reset_rows = self._all
+        elif mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError(
+                    f"options['reset_mask'] should be a bool array of shape ({self.num_envs},), "
+                    f"got {mask.dtype} {mask.shape}"
+                )
+            super().reset(seed=seed)
+            for i in np.flatnonzero(mask):
+                pool.reset_one(int(i), seed=None if seed is None else int(seed) + int(i))
+            reset_rows = mask
+        else:
+            super().reset(seed=seed)
+            pool.reset_all(seed=seed)
+            reset_rows = self._all
+        infos = self._info_dict(self._infos, reset_rows, step_rows=None)
+        return self._out(self._obs), infos
+
+    def step(self, actions):
+        pool = self._open()
+        pool.step_all(actions)
+        kind = pool.reset_kind
+        stepped = kind == 0
+        infos = self._info_dict(self._infos, self._all, step_rows=stepped)
+        ended = kind == 2
+        if ended.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(ended):
+                final_obs[i] = self._final_obs[i].copy()
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = ended
+            infos["final_info"] = self._info_dict(self._final_infos, ended, step_rows=ended)
+            infos["_final_info"] = ended
+        if pool.unstable.any():
+            infos["physics_unstable"] = pool.unstable.copy()
+            infos["_physics_unstable"] = pool.unstable.copy()
+        return (
+            self._out(self._obs),
+            self._out(self._rewards),
+            self._out(self._terminations),
+            self._out(self._truncations),
+            infos,
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._pool.close()
+
+    # -- helpers -------------------------------------------------------------------
+
+    @property
+    def pool(self):
+        """The native ``WorldPool`` behind this env."""
+        return self._pool
+
+    def _open(self):
+        if self._pool.closed:
+            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
+        return self._pool
+
+    def _out(self, array: np.ndarray) -> np.ndarray:
+        return array.copy() if self.copy else array
+
+    def _info_dict(self, rows: np.ndarray, valid: np.ndarray, step_rows: np.ndarray | None) -> dict:
+        """Gymnasium's vector info: each key an array over envs plus a ``_key`` mask.
+
+        Reset-time fields are valid wherever ``valid``; step-only fields where
+        ``step_rows`` (never on a reset).
+        """
+        infos: dict[str, Any] = {}
+        for name, offset, size, at_reset in self._fields:
+            mask = valid if at_reset else step_rows
+            if mask is None or not mask.any():
+                continue
+            values = rows[:, offset] if size == 1 else rows[:, offset : offset + size]
+            infos[name] = values.copy()
+            infos[f"_{name}"] = mask.copy()
+        return infos
+
+    def __reduce__(self):
+        return (_restore, (type(self), self._args))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._args['task']!r}, num_envs={self.num_envs})"
+
+
+def _restore(cls, args):
+    args = dict(args)
+    if cls is NativeVectorEnv:
+        return cls(**args)
+    args.pop("task")
+    return cls(**args)
+
+
+def _task_class(task: str, name: str) -> type:
+    def __init__(self, num_envs: int = 1, **kwargs: Any):
+        NativeVectorEnv.__init__(self, task, num_envs, **kwargs)
+
+    doc = f"``NativeVectorEnv`` of the {task!r} task; ``gymnasium.make_vec``'s vector entry point."
+    return type(name, (NativeVectorEnv,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+
+
+HalfCheetahVectorEnv = _task_class("half_cheetah", "HalfCheetahVectorEnv")
+HumanoidVectorEnv = _task_class("humanoid", "HumanoidVectorEnv")
+AntVectorEnv = _task_class("ant", "AntVectorEnv")
