@@ -1,1 +1,243 @@
-int main() { return 0; }
+// Native tests of the core without Python: tasks, worlds, the thread pool and
+// the world pool. Built with -DJOLTGYM_BUILD_NATIVE_TESTS=ON and run by ctest;
+// the sanitizer CI step builds and runs them under ASan + UBSan.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "task.h"
+#include "thread_pool.h"
+#include "world.h"
+#include "world_pool.h"
+
+namespace {
+
+int g_failures = 0;
+int g_checks = 0;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    ++g_checks;                                                           \
+    if (!(cond)) {                                                        \
+      ++g_failures;                                                       \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                     \
+  } while (0)
+
+using joltgym::AutoresetMode;
+using joltgym::Params;
+using joltgym::PoolBuffers;
+using joltgym::Task;
+using joltgym::TaskRegistry;
+using joltgym::World;
+using joltgym::WorldPool;
+
+std::shared_ptr<const Task> MakeTask(const std::string& name) {
+  const auto& info = TaskRegistry::Get().Find(name);
+  return info.factory(Params(info.params, {}));
+}
+
+// Owns a pool's buffers.
+struct Buffers {
+  Buffers(const Task& task, int n) {
+    const std::size_t worlds = static_cast<std::size_t>(n);
+    const std::size_t rows = worlds * static_cast<std::size_t>(task.num_agents());
+    obs.resize(rows * static_cast<std::size_t>(task.obs_dim()));
+    final_obs.resize(obs.size());
+    reward.resize(rows);
+    terminated = std::make_unique<bool[]>(rows);
+    truncated = std::make_unique<bool[]>(rows);
+    info.resize(rows * static_cast<std::size_t>(task.info_layout().width()));
+    final_info.resize(info.size());
+    reset_kind.resize(worlds);
+    unstable = std::make_unique<bool[]>(worlds);
+    elapsed.resize(worlds);
+  }
+  PoolBuffers View() {
+    PoolBuffers b;
+    b.obs = obs.data();
+    b.final_obs = final_obs.data();
+    b.reward = reward.data();
+    b.terminated = terminated.get();
+    b.truncated = truncated.get();
+    b.info = info.data();
+    b.final_info = final_info.data();
+    b.reset_kind = reset_kind.data();
+    b.unstable = unstable.get();
+    b.elapsed = elapsed.data();
+    return b;
+  }
+  std::vector<float> obs, final_obs, reward;
+  std::unique_ptr<bool[]> terminated, truncated, unstable;
+  std::vector<double> info, final_info;
+  std::vector<std::uint8_t> reset_kind;
+  std::vector<std::int32_t> elapsed;
+};
+
+std::vector<float> RandomActions(const Task& task, int n, joltgym::Rng& rng) {
+  std::vector<float> actions(n * task.num_agents() * task.act_dim());
+  for (auto& a : actions) a = static_cast<float>(rng.Uniform(-1.0, 1.0));
+  return actions;
+}
+
+void TestThreadPoolCoversEveryItemOnce() {
+  for (int threads : {1, 2, 3, 8}) {
+    joltgym::ThreadPool pool(threads);
+    for (int round = 0; round < 200; ++round) {
+      const int count = round % 37;
+      std::vector<int> hits(count, 0);
+      auto body = [&hits](int i) { hits[i] += 1; };
+      pool.ParallelFor(count, body);
+      bool once = true;
+      for (int h : hits) once = once && h == 1;
+      CHECK(once);
+    }
+  }
+}
+
+void TestEveryTaskSteps() {
+  for (const auto& [name, info] : TaskRegistry::Get().all()) {
+    auto task = MakeTask(name);
+    World world(task, 1000);
+    world.Seed(7);
+    std::vector<float> obs(task->num_agents() * task->obs_dim());
+    std::vector<double> inf(task->num_agents() * task->info_layout().width());
+    world.Reset(obs.data(), inf.data());
+    joltgym::Rng rng(3);
+    float reward[8];
+    bool term[8], trunc[8];
+    for (int t = 0; t < 100; ++t) {
+      auto act = RandomActions(*task, 1, rng);
+      const bool done = world.Step(act.data(), obs.data(), reward, term, trunc, inf.data());
+      for (float o : obs) CHECK(std::isfinite(o));
+      if (done) world.Reset(obs.data(), inf.data());
+    }
+  }
+}
+
+// Runs `steps` pool steps and returns every obs/reward written.
+std::vector<float> PoolRollout(const std::string& name, int n, int threads, AutoresetMode mode,
+                               std::uint64_t seed, int steps) {
+  auto task = MakeTask(name);
+  WorldPool pool(task, n, threads, 20, mode);
+  Buffers buffers(*task, n);
+  pool.Bind(buffers.View());
+  pool.ResetAll(seed);
+  joltgym::Rng rng(99);
+  std::vector<float> trace;
+  for (int t = 0; t < steps; ++t) {
+    auto act = RandomActions(*task, n, rng);
+    pool.StepAll(act.data());
+    trace.insert(trace.end(), buffers.obs.begin(), buffers.obs.end());
+    trace.insert(trace.end(), buffers.reward.begin(), buffers.reward.end());
+    if (mode == AutoresetMode::kSameStep) {
+      for (int i = 0; i < n; ++i) CHECK(buffers.reset_kind[i] != 1);
+    }
+  }
+  return trace;
+}
+
+void TestPoolIsDeterministicAcrossThreadCounts() {
+  for (const char* name : {"half_cheetah", "humanoid", "ant"}) {
+    for (auto mode : {AutoresetMode::kNextStep, AutoresetMode::kSameStep}) {
+      const auto one = PoolRollout(name, 6, 1, mode, 5, 45);
+      const auto two = PoolRollout(name, 6, 2, mode, 5, 45);
+      const auto four = PoolRollout(name, 6, 4, mode, 5, 45);
+      const auto other = PoolRollout(name, 6, 2, mode, 6, 45);
+      CHECK(one.size() == two.size());
+      CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(one.data(), four.data(), one.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(one.data(), other.data(), one.size() * sizeof(float)) != 0);
+    }
+  }
+}
+
+void TestNextStepAutoreset() {
+  auto task = MakeTask("half_cheetah");
+  WorldPool pool(task, 2, 2, 3, AutoresetMode::kNextStep);
+  Buffers b(*task, 2);
+  pool.Bind(b.View());
+  pool.ResetAll(1);
+  std::vector<float> act(2 * task->act_dim(), 0.0f);
+  for (int t = 1; t <= 3; ++t) {
+    pool.StepAll(act.data());
+    CHECK(b.reset_kind[0] == 0);
+    CHECK(b.truncated[0] == (t == 3));
+  }
+  pool.StepAll(act.data());
+  CHECK(b.reset_kind[0] == 1 && b.reset_kind[1] == 1);
+  CHECK(!b.truncated[0] && b.reward[0] == 0.0f && b.elapsed[0] == 0);
+}
+
+void TestSameStepAutoreset() {
+  auto task = MakeTask("half_cheetah");
+  WorldPool pool(task, 2, 2, 3, AutoresetMode::kSameStep);
+  Buffers b(*task, 2);
+  pool.Bind(b.View());
+  pool.ResetAll(1);
+  std::vector<float> act(2 * task->act_dim(), 0.5f);
+  for (int t = 1; t <= 3; ++t) pool.StepAll(act.data());
+  CHECK(b.reset_kind[0] == 2 && b.truncated[0]);
+  CHECK(std::memcmp(b.final_obs.data(), b.obs.data(), sizeof(float) * task->obs_dim()) != 0);
+}
+
+void TestModelErrors() {
+  bool threw = false;
+  try {
+    joltgym::LoadModel("/nonexistent/model.xml");
+  } catch (const joltgym::FileNotFound&) {
+    threw = true;
+  }
+  CHECK(threw);
+  const char* path = "native_tests_bad_model.xml";
+  {
+    std::ofstream bad(path);
+    bad << "<mujoco><worldbody><body><geom type='nonsense'/></body></worldbody></mujoco>";
+  }
+  threw = false;
+  try {
+    joltgym::LoadModel(path);
+  } catch (const std::invalid_argument& e) {
+    threw = std::strstr(e.what(), "could not be compiled") != nullptr;
+  }
+  std::remove(path);
+  CHECK(threw);
+  threw = false;
+  try {
+    const auto& info = TaskRegistry::Get().Find("half_cheetah");
+    Params(info.params, {{"no_such_param", {}}});
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  CHECK(threw);
+}
+
+}  // namespace
+
+int main() {
+  joltgym::SetAssetDir(JOLTGYM_ASSET_DIR);
+  const std::vector<std::pair<const char*, std::function<void()>>> tests = {
+      {"thread_pool_covers_every_item_once", TestThreadPoolCoversEveryItemOnce},
+      {"every_task_steps", TestEveryTaskSteps},
+      {"pool_is_deterministic_across_thread_counts", TestPoolIsDeterministicAcrossThreadCounts},
+      {"next_step_autoreset", TestNextStepAutoreset},
+      {"same_step_autoreset", TestSameStepAutoreset},
+      {"model_errors", TestModelErrors},
+  };
+  int passed = 0, failed = 0;
+  for (const auto& [name, fn] : tests) {
+    const int before = g_failures;
+    fn();
+    const bool ok = g_failures == before;
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", name);
+    (ok ? passed : failed) += 1;
+  }
+  std::printf("native: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,229 @@
+"""Step-for-step parity with Gymnasium's own ``*-v5`` MuJoCo envs (the oracle).
+
+Both sides run the same MuJoCo 4.0.0 physics on the same model. After our
+reset we copy Gymnasium's qpos/qvel into our core (both sides have then done
+mj_resetData + set qpos/qvel + mj_forward), and from there on every step must
+agree:
+
+* observations bit for bit (ours is float32 of Gymnasium's float64);
+* reward to 1e-6 (ours is a float32; Gymnasium computes HalfCheetah/Ant's
+  ctrl cost in float32 for float32 actions); exactly float32(reward) where
+  Gymnasium's reward terms are all float64 (Humanoid);
+* terminated/truncated on exactly the same steps;
+* every info entry Gymnasium returns, to 1e-12 relative (float64 terms) or
+  1e-6 (terms Gymnasium computes in float32).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium
+import mujoco
+import numpy as np
+import pytest
+from conftest import make_oracle, random_actions
+
+from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore
+
+STEPS = 1000
+
+# Rtol/atol for info values; Gymnasium's float32-typed terms (its ctrl cost for
+# float32 actions) only hold to a few float32 ulps.
+INFO_TOL_F64 = 1e-12
+INFO_TOL_F32 = 1e-6
+REWARD_TOL = 1e-6
+
+CASES = [
+    pytest.param("HalfCheetah-v5", HalfCheetahCore, {}, id="HalfCheetah"),
+    pytest.param(
+        "HalfCheetah-v5",
+        HalfCheetahCore,
+        dict(exclude_current_positions_from_observation=False, ctrl_cost_weight=0.3,
+             forward_reward_weight=0.7, reset_noise_scale=0.2),
+        id="HalfCheetah-positions-weights",
+    ),
+    pytest.param("Humanoid-v5", HumanoidCore, {}, id="Humanoid"),
+    pytest.param(
+        "Humanoid-v5",
+        HumanoidCore,
+        dict(include_cinert_in_observation=False, exclude_current_positions_from_observation=False,
+             ctrl_cost_weight=0.05, contact_cost_weight=2e-6, contact_cost_range=(-math.inf, 0.5)),
+        id="Humanoid-no-cinert-positions-costs",
+    ),
+    pytest.param(
+        "Humanoid-v5",
+        HumanoidCore,
+        dict(include_cvel_in_observation=False, include_qfrc_actuator_in_observation=False,
+             include_cfrc_ext_in_observation=False, terminate_when_unhealthy=False,
+             healthy_reward=2.0, healthy_z_range=(1.1, 2.0), forward_reward_weight=2.0),
+        id="Humanoid-small-obs-no-termination",
+    ),
+    pytest.param("Ant-v5", AntCore, {}, id="Ant"),
+    pytest.param(
+        "Ant-v5",
+        AntCore,
+        dict(main_body="torso", include_cfrc_ext_in_observation=False, ctrl_cost_weight=0.1),
+        id="Ant-torso-no-cfrc",
+    ),
+    pytest.param(
+        "Ant-v5",
+        AntCore,
+        dict(exclude_current_positions_from_observation=False, contact_force_range=(-0.5, 0.5),
+             contact_cost_weight=1e-3, healthy_z_range=(0.3, 0.9), frame_skip=4, reset_noise_scale=0.15),
+        id="Ant-positions-contact-range-frame-skip",
+    ),
+]
+
+
+def assert_info_matches(ours: dict, theirs: dict, where: str) -> None:
+    assert set(ours) == set(theirs), f"{where}: info keys differ"
+    for key, want in theirs.items():
+        want = np.asarray(want)
+        got = np.asarray(ours[key])
+        assert got.shape == want.shape, f"{where}: info[{key!r}] shape"
+        tol = INFO_TOL_F32 if want.dtype == np.float32 else INFO_TOL_F64
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{where}: info[{key!r}]")
+
+
+def check_reset(oracle, core, seed: int) -> None:
+    """Resets both; checks our reset outputs, then syncs our state to Gymnasium's."""
+    # 1. Our reset outputs are what Gymnasium's env reports for the same state.
+    obs, info = core.reset(seed=seed)
+    assert obs.dtype == np.float32 and obs.shape == (core.obs_dim,)
+    qpos, qvel = core.get_state()
+    mujoco.mj_resetData(oracle.model, oracle.data)
+    oracle.set_state(qpos, qvel)
+    np.testing.assert_array_equal(obs, oracle._get_obs().astype(np.float32))
+    assert_info_matches(info, oracle._get_reset_info(), f"reset(seed={seed}) info")
+
+    # 2. Gymnasium's own reset, copied into our core right after our reset.
+    their_obs, their_info = oracle.reset(seed=seed)
+    core.set_state(oracle.data.qpos, oracle.data.qvel)
+    np.testing.assert_array_equal(core.get_obs(), their_obs.astype(np.float32))
+    assert set(info) == set(their_info)
+
+
+@pytest.mark.parametrize(("gym_id", "core_cls", "kwargs"), CASES)
+def test_step_parity(gym_id, core_cls, kwargs):
+    oracle = make_oracle(gym_id, **kwargs)
+    core = core_cls(**kwargs, max_episode_steps=None)
+    assert (core.obs_dim,) == oracle.observation_space.shape
+    assert (core.act_dim,) == oracle.action_space.shape
+
+    actions = random_actions(oracle.action_space, STEPS, seed=12345)
+    episode = 0
+    check_reset(oracle, core, seed=episode)
+    terminations = 0
+    for t, action in enumerate(actions):
+        where = f"step {t} (episode {episode})"
+        their_obs, their_rew, their_term, their_trunc, their_info = oracle.step(action)
+        obs, rew, term, trunc, info = core.step(action)
+
+        assert obs.dtype == np.float32
+        np.testing.assert_array_equal(obs, their_obs.astype(np.float32), err_msg=where)
+        assert isinstance(rew, float)
+        assert rew == pytest.approx(their_rew, rel=REWARD_TOL, abs=REWARD_TOL), where
+        if all(np.asarray(v).dtype != np.float32 for v in their_info.values()):
+            # No float32 terms on Gymnasium's side: ours is its reward rounded to float32.
+            assert rew == float(np.float32(their_rew)), where
+        assert (term, trunc) == (their_term, their_trunc), where
+        assert_info_matches(info, their_info, where)
+
+        if their_term:
+            terminations += 1
+            episode += 1
+            check_reset(oracle, core, seed=episode)
+
+    if gym_id == "Humanoid-v5" and kwargs.get("terminate_when_unhealthy", True):
+        # Random actions topple the humanoid quickly: many episodes were compared.
+        assert terminations >= 5
+
+
+def test_time_limit_truncates_at_1000_like_gymnasium():
+    ours = gymnasium.make("joltgym_marl/HalfCheetah-v0")
+    theirs = gymnasium.make("HalfCheetah-v5")
+    assert ours.spec.max_episode_steps == theirs.spec.max_episode_steps == 1000
+    core = HalfCheetahCore()  # max_episode_steps=1000 by default
+    assert core.max_episode_steps == 1000
+
+    theirs.reset(seed=7)
+    ours.reset(seed=7)
+    core.reset(seed=7)
+    qpos, qvel = theirs.unwrapped.data.qpos, theirs.unwrapped.data.qvel
+    ours.unwrapped.set_state(qpos, qvel)
+    core.set_state(qpos, qvel)
+
+    for t, action in enumerate(random_actions(theirs.action_space, 1000, seed=3), start=1):
+        their_obs, _, their_term, their_trunc, _ = theirs.step(action)
+        obs, _, term, trunc, _ = ours.step(action)
+        core_obs, _, core_term, core_trunc, _ = core.step(action)
+        np.testing.assert_array_equal(obs, their_obs.astype(np.float32))
+        np.testing.assert_array_equal(core_obs, obs)
+        assert not (term or their_term or core_term)
+        assert trunc == their_trunc == core_trunc == (t == 1000), f"step {t}"
+    assert core.elapsed_steps == 1000
+
+
+ROBOTS = [
+    pytest.param("HalfCheetah-v5", HalfCheetahCore, "normal", id="HalfCheetah"),
+    pytest.param("Humanoid-v5", HumanoidCore, "uniform", id="Humanoid"),
+    pytest.param("Ant-v5", AntCore, "normal", id="Ant"),
+]
+
+
+def check_noise_law(qpos_noise: np.ndarray, qvel_noise: np.ndarray, scale: float, velocity_law: str) -> None:
+    # qpos: U(-scale, scale) on every coordinate.
+    assert np.all(np.abs(qpos_noise) <= scale)
+    assert abs(qpos_noise.mean()) < 0.05 * scale
+    assert qpos_noise.std() == pytest.approx(scale / math.sqrt(3), rel=0.05)
+    if velocity_law == "uniform":
+        assert np.all(np.abs(qvel_noise) <= scale)
+        assert qvel_noise.std() == pytest.approx(scale / math.sqrt(3), rel=0.05)
+    else:  # scale * N(0, 1)
+        assert abs(qvel_noise.mean()) < 0.1 * scale
+        assert qvel_noise.std() == pytest.approx(scale, rel=0.05)
+        assert np.mean(np.abs(qvel_noise) > scale) == pytest.approx(0.3173, abs=0.04)
+        assert np.abs(qvel_noise).max() > 2.5 * scale
+
+
+@pytest.mark.parametrize(("gym_id", "core_cls", "velocity_law"), ROBOTS)
+def test_reset_noise_distribution(gym_id, core_cls, velocity_law):
+    oracle = make_oracle(gym_id)
+    core = core_cls()
+    scale = oracle._reset_noise_scale
+    qpos0, qvel0 = oracle.init_qpos, oracle.init_qvel
+    assert not np.any(qvel0)
+
+    def sample(reset, state):
+        qpos, qvel = [], []
+        for seed in range(300):
+            reset(seed)
+            p, v = state()
+            qpos.append(np.array(p) - qpos0)
+            qvel.append(np.array(v) - qvel0)
+        return np.array(qpos), np.array(qvel)
+
+    ours = sample(lambda s: core.reset(seed=s), core.get_state)
+    theirs = sample(lambda s: oracle.reset(seed=s), lambda: (oracle.data.qpos, oracle.data.qvel))
+    # Gymnasium itself follows the law we check ours against.
+    check_noise_law(*theirs, scale, velocity_law)
+    check_noise_law(*ours, scale, velocity_law)
+
+    # Seeded: same seed, same state; different seeds, different states.
+    core.reset(seed=3)
+    again = np.concatenate(core.get_state())
+    np.testing.assert_array_equal(again, np.concatenate([ours[0][3] + qpos0, ours[1][3] + qvel0]))
+    assert len({row.tobytes() for row in ours[0]}) == 300
+
+
+@pytest.mark.parametrize(("gym_id", "core_cls", "velocity_law"), ROBOTS)
+def test_reset_noise_scale_zero_is_deterministic(gym_id, core_cls, velocity_law):
+    oracle = make_oracle(gym_id, reset_noise_scale=0.0)
+    core = core_cls(reset_noise_scale=0.0)
+    their_obs, _ = oracle.reset(seed=1)
+    obs, _ = core.reset(seed=2)  # different seed: no noise, so no difference
+    np.testing.assert_array_equal(obs, their_obs.astype(np.float32))
+    qpos, qvel = core.get_state()
+    np.testing.assert_array_equal(qpos, oracle.init_qpos)
+    np.testing.assert_array_equal(qvel, oracle.init_qvel)
