@@ -55,7 +55,16 @@ void ThreadPool::ParallelFor(int count, Fn fn, void* context) {
     wake_.notify_all();
   }
   RunItems();
-  while (active_workers_.load(std::memory_order_acquire) > 0) JOLTGYM_PAUSE();
+  // Wait for the workers still finishing an item. Spin first (they are
+  // usually microseconds away), then yield so that a descheduled worker on an
+  // oversubscribed machine gets the core back.
+  for (int spins = 0; active_workers_.load(std::memory_order_acquire) > 0; ++spins) {
+    if (spins < kSpinIterations) {
+      JOLTGYM_PAUSE();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 void ThreadPool::WorkerLoop() {
