@@ -70,8 +70,9 @@ CASES = [
         "Ant-v5",
         AntCore,
         dict(exclude_current_positions_from_observation=False, contact_force_range=(-0.5, 0.5),
-             contact_cost_weight=1e-3, healthy_z_range=(0.3, 0.9), frame_skip=4, reset_noise_scale=0.15),
-        id="Ant-positions-contact-range-frame-skip",
+             contact_cost_weight=1e-3, healthy_z_range=(0.3, 0.9), frame_skip=4, reset_noise_scale=0.15,
+             main_body="aux_1"),
+        id="Ant-positions-contact-range-frame-skip-aux-body",
     ),
 ]
 

@@ -201,7 +201,11 @@ class NativeVectorEnv(VectorEnv):
             if mask is None or not mask.any():
                 continue
             values = rows[:, offset] if size == 1 else rows[:, offset : offset + size]
-            infos[name] = values.copy()
+            # Entries outside the mask are zero, as in Gymnasium's SyncVectorEnv.
+            if mask.all():
+                infos[name] = values.copy()
+            else:
+                infos[name] = np.where(mask if size == 1 else mask[:, None], values, 0.0)
             infos[f"_{name}"] = mask.copy()
         return infos
 

@@ -20,6 +20,7 @@ enum class ParamKind {
   kRange,    // a (low, high) pair of reals, low <= high
   kString,   // a str
   kBodyRef,  // a body given by index (int) or by name (str)
+  kOptionalFloat,  // a real number or None (stored as NaN)
 };
 
 struct ParamValue {
@@ -50,6 +51,9 @@ inline ParamSpec RangeParam(std::string name, double low, double high, std::stri
 }
 inline ParamSpec StringParam(std::string name, std::string value, std::string doc) {
   return {std::move(name), ParamKind::kString, {{}, std::move(value), true}, std::move(doc)};
+}
+inline ParamSpec OptionalFloatParam(std::string name, double value, std::string doc) {
+  return {std::move(name), ParamKind::kOptionalFloat, {{value}, {}, false}, std::move(doc)};
 }
 inline ParamSpec BodyRefParam(std::string name, int index, std::string doc) {
   return {std::move(name), ParamKind::kBodyRef, {{static_cast<double>(index)}, {}, false},

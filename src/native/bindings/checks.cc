@@ -163,6 +163,9 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
       case ParamKind::kFloat:
         out.numbers = {RealOrThrow(value, name, false)};
         break;
+      case ParamKind::kOptionalFloat:
+        out.numbers = {value.is_none() ? std::nan("") : RealOrThrow(value, name, false)};
+        break;
       case ParamKind::kInt:
         out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30)))};
         break;

@@ -33,6 +33,9 @@ std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kw
   return info.factory(params);
 }
 
+// A shallow copy: py::dict(other) would alias the same dict.
+py::dict CopyDict(const py::dict& d) { return py::reinterpret_steal<py::dict>(PyDict_Copy(d.ptr())); }
+
 std::uint64_t SeedOrRandom(const py::object& seed) {
   if (seed.is_none()) {
     std::random_device device;
@@ -77,6 +80,15 @@ py::list InfoFields(const Task& task) {
   return fields;
 }
 
+// The compiled model as MJB bytes (mujoco.MjModel.from_binary_path reads
+// them), for oracles and tools that load the very model a task runs.
+py::bytes ModelBytes(const mjModel* m) {
+  const int size = mj_sizeModel(m);
+  std::string buffer(static_cast<size_t>(size), '\0');
+  mj_saveModel(m, nullptr, buffer.data(), size);
+  return py::bytes(buffer);
+}
+
 py::array_t<float> ToFloatArray(const std::vector<double>& values) {
   py::array_t<float> out(static_cast<py::ssize_t>(values.size()));
   for (size_t i = 0; i < values.size(); ++i) out.mutable_data()[i] = static_cast<float>(values[i]);
@@ -88,7 +100,7 @@ py::array_t<float> ToFloatArray(const std::vector<double>& values) {
 class SingleAgentCore {
  public:
   SingleAgentCore(const std::string& task_name, int max_episode_steps, py::dict kwargs)
-      : task_name_(task_name), kwargs_(kwargs), max_episode_steps_(max_episode_steps) {
+      : task_name_(task_name), kwargs_(CopyDict(kwargs)), max_episode_steps_(max_episode_steps) {
     task_ = MakeTask(task_name, kwargs, task_name);
     if (task_->num_agents() != 1) {
       throw py::value_error("task '" + task_name + "' has " + std::to_string(task_->num_agents()) +
@@ -166,7 +178,7 @@ class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
               py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
-      : task_name_(task_name), kwargs_(kwargs) {
+      : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
     const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1));
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (!num_threads.is_none()) threads = static_cast<int>(CheckInt(num_threads, "num_threads", 1));
@@ -332,6 +344,8 @@ void DefineTaskProperties(Class& cls) {
       .def_property_readonly("action_high", [](const Self& s) { return ToFloatArray(s.task().action_high()); })
       .def_property_readonly("info_fields", [](const Self& s) { return InfoFields(s.task()); },
                              "(name, offset, size, at_reset) of each per-agent info entry")
+      .def("model_mjb", [](const Self& s) { return ModelBytes(s.task().model()); },
+           "The compiled model as MJB bytes.")
       .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); },
                              "simulated seconds per step");
 }
@@ -384,14 +398,14 @@ PYBIND11_MODULE(_core, m) {
       .def("__reduce__",
            [m](py::object self) {
              auto& s = self.cast<SingleAgentCore&>();
-             py::dict kwargs(s.kwargs());
+             py::dict kwargs = CopyDict(s.kwargs());
              kwargs["max_episode_steps"] = s.max_episode_steps();
              const bool base = py::type::of(self).is(m.attr("SingleAgentCore"));
              py::tuple args = base ? py::make_tuple(s.task_name()) : py::tuple();
              return py::make_tuple(m.attr("_restore"), py::make_tuple(py::type::of(self), args, kwargs));
            })
       .def_property_readonly("task", &SingleAgentCore::task_name)
-      .def_property_readonly("kwargs", [](const SingleAgentCore& s) { return py::dict(s.kwargs()); })
+      .def_property_readonly("kwargs", [](const SingleAgentCore& s) { return CopyDict(s.kwargs()); })
       .def_property_readonly("max_episode_steps", &SingleAgentCore::max_episode_steps)
       .def_property_readonly("elapsed_steps", &SingleAgentCore::elapsed_steps);
   DefineTaskProperties<decltype(core), SingleAgentCore>(core);
@@ -422,7 +436,7 @@ PYBIND11_MODULE(_core, m) {
       .def("__reduce__",
            [m](py::object self) {
              auto& s = self.cast<PyWorldPool&>();
-             py::dict kwargs(s.kwargs_);
+             py::dict kwargs = CopyDict(s.kwargs_);
              kwargs["num_threads"] = s.closed() ? py::object(py::none()) : py::object(py::int_(s.Open().num_threads()));
              kwargs["max_episode_steps"] = s.max_episode_steps_;
              kwargs["autoreset_mode"] = s.autoreset_mode_;
@@ -432,7 +446,7 @@ PYBIND11_MODULE(_core, m) {
            })
       .def_property_readonly("closed", &PyWorldPool::closed)
       .def_property_readonly("task", [](const PyWorldPool& s) { return s.task_name_; })
-      .def_property_readonly("kwargs", [](const PyWorldPool& s) { return py::dict(s.kwargs_); })
+      .def_property_readonly("kwargs", [](const PyWorldPool& s) { return CopyDict(s.kwargs_); })
       .def_property_readonly("num_envs", [](const PyWorldPool& s) { return s.obs_.shape(0); })
       .def_property_readonly("num_threads", [](const PyWorldPool& s) { return s.Open().num_threads(); })
       .def_property_readonly("max_episode_steps", [](const PyWorldPool& s) { return s.max_episode_steps_; })
@@ -455,5 +469,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("action_low", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_low()); })
       .def_property_readonly("action_high", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_high()); })
       .def_property_readonly("info_fields", [](const PyWorldPool& s) { return InfoFields(s.Open().task()); })
-      .def_property_readonly("dt", [](const PyWorldPool& s) { return s.Open().task().dt(); });
+      .def_property_readonly("dt", [](const PyWorldPool& s) { return s.Open().task().dt(); })
+      .def("model_mjb", [](const PyWorldPool& s) { return ModelBytes(s.Open().task().model()); },
+           "The compiled model as MJB bytes (mujoco.MjModel.from_binary_path).");
 }

@@ -1,0 +1,146 @@
+#include "compose.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "errors.h"
+
+namespace joltgym {
+
+namespace {
+
+using SpecPtr = std::unique_ptr<mjSpec, void (*)(mjSpec*)>;
+
+void RequireFile(const std::string& path) {
+  struct stat info {};
+  if (path.empty() || stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    throw FileNotFound("MJCF file '" + path + "' does not exist (expected a readable model file)");
+  }
+}
+
+SpecPtr Parse(const std::string& path) {
+  RequireFile(path);
+  char error[1024] = "";
+  mjSpec* spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error));
+  if (spec == nullptr) throw BadValue("MJCF file '" + path + "' could not be parsed: " + error);
+  return SpecPtr(spec, mj_deleteSpec);
+}
+
+// Writes the compiled inertials of `compiled` into the spec's bodies so that
+// they no longer depend on compiler settings (inertiafromgeom, settotalmass)
+// of whichever spec they end up in.
+void FreezeInertials(mjSpec* spec, const mjModel* compiled) {
+  for (int b = 1; b < compiled->nbody; ++b) {
+    // Bodies are visited in the same (depth-first) order in spec and model.
+    int k = 0;
+    mjsElement* el = mjs_firstElement(spec, mjOBJ_BODY);
+    while (el != nullptr && k < b) {
+      el = mjs_nextElement(spec, el);
+      ++k;
+    }
+    mjsBody* body = el ? mjs_asBody(el) : nullptr;
+    if (body == nullptr) throw BadValue("robot spec and model disagree on the number of bodies");
+    body->mass = compiled->body_mass[b];
+    for (int i = 0; i < 3; ++i) body->ipos[i] = compiled->body_ipos[3 * b + i];
+    for (int i = 0; i < 4; ++i) body->iquat[i] = compiled->body_iquat[4 * b + i];
+    for (int i = 0; i < 3; ++i) body->inertia[i] = compiled->body_inertia[3 * b + i];
+    body->explicitinertial = 1;
+  }
+  // An attached subtree keeps its own compiler settings: make them use the
+  // explicit inertials as given.
+  spec->compiler.inertiafromgeom = mjINERTIAFROMGEOM_FALSE;
+  spec->compiler.settotalmass = -1;
+}
+
+std::string CompileError(mjSpec* spec) {
+  const char* message = mjs_getError(spec);
+  return message ? message : "unknown error";
+}
+
+}  // namespace
+
+ComposedModel ComposeWorld(const std::string& arena_path, const std::string& robot_path,
+                           const std::string& root_body, const std::string& agent_prefix,
+                           const std::vector<Placement>& placements, bool agents_collide) {
+  if (placements.empty() || placements.size() > 30) {
+    throw BadValue("a shared world holds 1 to 30 agents, got " + std::to_string(placements.size()));
+  }
+  ComposedModel out;
+  out.robot = LoadModel(robot_path);
+  const mjModel* robot = out.robot.get();
+
+  SpecPtr arena = Parse(arena_path);
+  std::vector<SpecPtr> copies;
+  mjsBody* world = mjs_findBody(arena.get(), "world");
+  for (size_t k = 0; k < placements.size(); ++k) {
+    copies.push_back(Parse(robot_path));
+    mjSpec* copy = copies.back().get();
+    FreezeInertials(copy, robot);
+    mjsBody* root = mjs_findBody(copy, root_body.c_str());
+    if (root == nullptr) throw BadValue("robot MJCF '" + robot_path + "' has no body '" + root_body + "'");
+    mjsFrame* frame = mjs_addFrame(world, nullptr);
+    for (int i = 0; i < 3; ++i) frame->pos[i] = placements[k].pos[i];
+    for (int i = 0; i < 4; ++i) frame->quat[i] = placements[k].quat[i];
+    const std::string prefix = agent_prefix + std::to_string(k) + "/";
+    if (mjs_attach(frame->element, root->element, prefix.c_str(), "") == nullptr) {
+      throw BadValue("could not attach robot " + std::to_string(k) + ": " + CompileError(arena.get()));
+    }
+  }
+  mjModel* model = mj_compile(arena.get(), nullptr);
+  if (model == nullptr) throw BadValue("shared world could not be compiled: " + CompileError(arena.get()));
+  out.model = ModelPtr(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
+
+  // Index maps, computed once; the hot path never looks names up.
+  const std::string root_name = root_body;
+  for (size_t k = 0; k < placements.size(); ++k) {
+    const std::string prefix = agent_prefix + std::to_string(k) + "/";
+    AgentIndex a;
+    a.body_base = RequireId(model, mjOBJ_BODY, prefix + root_name);
+    const int first_joint = model->body_jntadr[a.body_base];
+    a.qpos_base = model->jnt_qposadr[first_joint];
+    a.qvel_base = model->jnt_dofadr[first_joint];
+    a.actuator_base = -1;
+    for (int i = 0; i < model->nu && a.actuator_base < 0; ++i) {
+      const int joint = model->actuator_trnid[2 * i];
+      if (joint >= first_joint && joint < first_joint + robot->njnt) a.actuator_base = i;
+    }
+    a.geom_begin = model->body_geomadr[a.body_base];
+    a.geom_end = a.geom_begin;
+    for (int b = a.body_base; b < a.body_base + robot->nbody - 1; ++b) {
+      a.geom_end = model->body_geomadr[b] + model->body_geomnum[b];
+    }
+    // The attached subtree must be contiguous for the base + i mapping.
+    bool contiguous = a.actuator_base >= 0 && a.actuator_base + robot->nu <= model->nu;
+    for (int j = 0; contiguous && j < robot->njnt; ++j) {
+      contiguous = model->jnt_qposadr[first_joint + j] == a.qpos_base + robot->jnt_qposadr[j] &&
+                   model->jnt_bodyid[first_joint + j] == a.body_base + robot->jnt_bodyid[j] - 1;
+    }
+    for (int i = 0; contiguous && i < robot->nu; ++i) {
+      contiguous = model->actuator_trnid[2 * (a.actuator_base + i)] == first_joint + robot->actuator_trnid[2 * i];
+    }
+    if (!contiguous) throw BadValue("agent " + std::to_string(k) + "'s robot is not contiguous in the composed model");
+    out.agents.push_back(a);
+  }
+
+  if (agents_collide) {
+    // Agent k: contype = 1 | bit(k+1), conaffinity = bits of every other
+    // agent (and bit 0 where the robot had it, for the arena). Two geoms of
+    // one agent never match; geoms of two agents always do.
+    const int n = static_cast<int>(out.agents.size());
+    int all_bits = 0;
+    for (int k = 0; k < n; ++k) all_bits |= 1 << (k + 1);
+    mjModel* m = const_cast<mjModel*>(out.model.get());
+    for (int k = 0; k < n; ++k) {
+      const int own = 1 << (k + 1);
+      for (int g = out.agents[k].geom_begin; g < out.agents[k].geom_end; ++g) {
+        if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;  // visual only
+        m->geom_contype[g] |= own;
+        m->geom_conaffinity[g] = (m->geom_conaffinity[g] & 1) | (all_bits & ~own);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace joltgym

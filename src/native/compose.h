@@ -1,0 +1,50 @@
+// Shared worlds: one arena MJCF plus N copies of a robot MJCF compiled into a
+// single mjModel with MuJoCo's model-editing API (mjSpec + mjs_attach).
+//
+// Each copy is attached under a frame at its placement with the name prefix
+// "<agent_prefix><k>/". The robot's inertial properties are first taken from
+// a standalone compile of the robot file and written into the spec as
+// explicit inertials, so every copy is physically the robot of the single-
+// agent task (e.g. HalfCheetah's settotalmass scaling survives the attach).
+// Contact bits are assigned per agent so that different agents' geoms collide
+// with each other while each robot keeps its own self-collision rules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace joltgym {
+
+struct Placement {
+  double pos[3] = {0, 0, 0};
+  double quat[4] = {1, 0, 0, 0};
+};
+
+// Where one agent's robot lives in the composed model. All its elements are
+// contiguous, so a robot-level index i maps to base + i.
+struct AgentIndex {
+  int body_base = 0;      // id of the robot's root body
+  int qpos_base = 0;      // qpos address of the robot's first joint
+  int qvel_base = 0;      // dof address of the robot's first joint
+  int actuator_base = 0;  // id of the robot's first actuator
+  int geom_begin = 0;     // [geom_begin, geom_end): the robot's geoms
+  int geom_end = 0;
+};
+
+struct ComposedModel {
+  ModelPtr model;
+  ModelPtr robot;  // the robot compiled alone, for its sizes
+  std::vector<AgentIndex> agents;
+};
+
+// `root_body` names the robot's root body in `robot_path`. With
+// `agents_collide`, geoms of different agents touch; otherwise agents only
+// touch the arena. Throws FileNotFound / std::invalid_argument with MuJoCo's
+// message on bad files.
+ComposedModel ComposeWorld(const std::string& arena_path, const std::string& robot_path,
+                           const std::string& root_body, const std::string& agent_prefix,
+                           const std::vector<Placement>& placements, bool agents_collide);
+
+}  // namespace joltgym
