@@ -123,9 +123,10 @@ class NativeVectorEnv(VectorEnv):
         if isinstance(seed, (list, tuple, np.ndarray)):
             if len(seed) != self.num_envs:
                 raise ValueError(f"seed should be an int, None or a list of {self.num_envs} seeds, got {len(seed)} seeds")
+            seeds = [_check_seed(s) for s in seed]  # all checked before any world resets
             super().reset()
-            for i, s in enumerate(seed):
-                pool.reset_one(i, seed=None if s is None else int(s))
+            for i, s in enumerate(seeds):
+                pool.reset_one(i, seed=s)
             reset_rows = self._all
         elif mask is not None:
             mask = np.asarray(mask)
@@ -214,6 +215,16 @@ class NativeVectorEnv(VectorEnv):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._args['task']!r}, num_envs={self.num_envs})"
+
+
+def _check_seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"each seed should be an int or None, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"each seed should be a non-negative int, got {seed!r}")
+    return int(seed)
 
 
 def _restore(cls, args):

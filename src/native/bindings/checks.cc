@@ -1,6 +1,7 @@
 #include "checks.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace joltgym::bindings {
@@ -68,6 +69,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   } catch (py::error_already_set&) {
   }
   if (!array) {
+    PyErr_Clear();
     throw py::type_error(std::string(what) + " should be a float32 array of shape " +
                          ShapeString(shape) + ", got " + TypeName(value));
   }
@@ -82,23 +84,44 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
     throw py::value_error(std::string(what) + " should have shape " + ShapeString(shape) +
                           ", got " + ShapeString(array));
   }
-  auto floats = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
-  const float* data = floats.data();
-  const py::ssize_t n = floats.size();
-  for (py::ssize_t i = 0; i < n; ++i) {
-    if (!std::isfinite(data[i])) {
-      std::vector<py::ssize_t> index(shape.size());
-      py::ssize_t rest = i;
-      for (size_t d = shape.size(); d-- > 0;) {
-        index[d] = rest % shape[d];
-        rest /= shape[d];
-      }
-      std::ostringstream msg;
-      msg << what << " should be finite, got " << data[i] << " at index " << ShapeString(index);
-      if (array.dtype().itemsize() > 4 && !std::isnan(data[i])) msg << " (out of float32 range)";
-      throw py::value_error(msg.str());
+  auto index_of = [&shape](py::ssize_t flat) {
+    std::vector<py::ssize_t> index(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+      index[d] = flat % shape[d];
+      flat /= shape[d];
     }
+    return ShapeString(index);
+  };
+  auto reject = [&](double x, py::ssize_t flat, const char* why) {
+    std::ostringstream msg;
+    msg << what << " should be finite, got " << x << " at index " << index_of(flat)
+        << why;
+    throw py::value_error(msg.str());
+  };
+  const bool is_float32 = array.dtype().is(py::dtype::of<float>());
+  if (is_float32) {
+    // The common case: no copy unless the layout is not C-contiguous.
+    auto floats = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+    if (!floats) throw py::error_already_set();
+    const float* data = floats.data();
+    for (py::ssize_t i = 0; i < floats.size(); ++i) {
+      if (!std::isfinite(data[i])) reject(data[i], i, "");
+    }
+    return floats;
   }
+  // Other float dtypes go through float64 (exact for float16/32/64), and are
+  // narrowed here, after a range check, so that NumPy never warns on a cast.
+  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  if (!doubles) throw py::error_already_set();
+  const double* data = doubles.data();
+  constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
+  for (py::ssize_t i = 0; i < doubles.size(); ++i) {
+    if (!std::isfinite(data[i])) reject(data[i], i, "");
+    if (std::fabs(data[i]) > kMax) reject(data[i], i, " (out of float32 range)");
+  }
+  py::array_t<float, py::array::c_style> floats(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  float* out = floats.mutable_data();
+  for (py::ssize_t i = 0; i < doubles.size(); ++i) out[i] = static_cast<float>(data[i]);
   return floats;
 }
 
@@ -109,6 +132,7 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
     array = py::array::ensure(value);
   } catch (py::error_already_set&) {
   }
+  if (!array) PyErr_Clear();
   if (!array || (array.dtype().kind() != 'f' && array.dtype().kind() != 'i' &&
                  array.dtype().kind() != 'u')) {
     throw py::type_error(std::string(what) + " should be a real array of shape (" +
@@ -120,6 +144,7 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
                           ",), got " + ShapeString(array));
   }
   auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  if (!doubles) throw py::error_already_set();
   for (py::ssize_t i = 0; i < size; ++i) {
     if (!std::isfinite(doubles.data()[i])) {
       throw py::value_error(std::string(what) + " should be finite, got " +
@@ -129,17 +154,20 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
   return doubles;
 }
 
-long CheckInt(py::handle value, const char* what, long minimum) {
+long CheckInt(py::handle value, const char* what, long minimum, long maximum) {
   if (!IsInteger(value)) {
     throw py::type_error(std::string(what) + " should be an int, got " + TypeName(value) + " " +
                          Repr(value));
   }
-  const long x = value.cast<long>();
-  if (x < minimum) {
-    throw py::value_error(std::string(what) + " should be >= " + std::to_string(minimum) +
-                          ", got " + std::to_string(x));
+  // Compare as Python ints first: the value may not fit in a C long.
+  const py::int_ v(py::reinterpret_borrow<py::object>(value));
+  if (v < py::int_(minimum) || v > py::int_(maximum)) {
+    std::string range = maximum >= std::numeric_limits<int>::max()
+                            ? ">= " + std::to_string(minimum)
+                            : "in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
+    throw py::value_error(std::string(what) + " should be " + range + ", got " + Repr(value));
   }
-  return x;
+  return v.cast<long>();
 }
 
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
@@ -167,7 +195,7 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
         out.numbers = {value.is_none() ? std::nan("") : RealOrThrow(value, name, false)};
         break;
       case ParamKind::kInt:
-        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30)))};
+        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30), 1L << 30))};
         break;
       case ParamKind::kBool:
         if (!IsBool(value)) {
@@ -206,7 +234,7 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
           out.text = value.cast<std::string>();
           out.is_text = true;
         } else if (IsInteger(value)) {
-          out.numbers = {static_cast<double>(value.cast<long>())};
+          out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30), 1L << 30))};
         } else {
           throw py::type_error(name + " should be a body index (int) or name (str), got " +
                                TypeName(value) + " " + Repr(value));

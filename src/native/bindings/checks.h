@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,7 +38,9 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
                      const std::string& owner);
 
-// An integer >= `minimum` from a Python value, or TypeError / ValueError.
-long CheckInt(py::handle value, const char* what, long minimum);
+// An integer in [minimum, maximum] from a Python value (bool is not an int
+// here), or TypeError / ValueError naming the value and the range.
+long CheckInt(py::handle value, const char* what, long minimum,
+              long maximum = std::numeric_limits<int>::max());
 
 }  // namespace joltgym::bindings

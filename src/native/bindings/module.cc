@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -122,7 +123,7 @@ class SingleAgentCore {
 
   py::tuple Step(py::handle action) {
     if (!world_->has_episode()) {
-      throw py::value_error(std::string("step() called before reset(); expected reset() first"));
+      throw StateError("step() called before reset(); expected reset() first");
     }
     auto checked = CheckFloatArray(action, {task_->act_dim()}, "action");
     float reward = 0.0f;
@@ -174,12 +175,101 @@ class SingleAgentCore {
 
 // ---------------------------------------------------------------------------
 
+// One shared world of a game: all agents' arrays at once. The PettingZoo
+// layer turns the rows into per-agent dicts.
+class MultiAgentEnv {
+ public:
+  MultiAgentEnv(const std::string& game, int max_cycles, py::dict kwargs)
+      : game_(game), kwargs_(CopyDict(kwargs)), max_cycles_(max_cycles) {
+    task_ = MakeTask(game, kwargs, "MultiAgentEnv('" + game + "')");
+    world_ = std::make_unique<World>(task_, max_cycles);
+    const py::ssize_t a = task_->num_agents();
+    obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
+    info_ = py::array_t<double>({a, py::ssize_t{task_->info_layout().width()}});
+    std::memset(obs_.mutable_data(), 0, obs_.nbytes());
+    std::memset(info_.mutable_data(), 0, info_.nbytes());
+  }
+
+  py::tuple Reset(const py::object& seed) {
+    if (!seed.is_none() || !seeded_) {
+      world_->Seed(SeedOrRandom(seed));
+      seeded_ = true;
+    }
+    world_->Reset(obs_.mutable_data(), info_.mutable_data());
+    return py::make_tuple(Copy(obs_), Copy(info_));
+  }
+
+  py::tuple Step(py::handle actions) {
+    if (!world_->has_episode()) {
+      throw StateError("step() called before reset(); expected reset() first");
+    }
+    const py::ssize_t a = task_->num_agents();
+    auto checked = CheckFloatArray(actions, {a, task_->act_dim()}, "actions");
+    py::array_t<float> reward(a);
+    py::array_t<bool> terminated(a), truncated(a);
+    world_->Step(checked.data(), obs_.mutable_data(), reward.mutable_data(), terminated.mutable_data(),
+                 truncated.mutable_data(), info_.mutable_data());
+    return py::make_tuple(Copy(obs_), reward, terminated, truncated, Copy(info_),
+                          world_->last_step_unstable());
+  }
+
+  // The global state: qpos and qvel of the whole world, float32.
+  py::array_t<float> State() const {
+    const mjModel* m = task_->model();
+    const mjData* d = world_->data();
+    py::array_t<float> out(static_cast<py::ssize_t>(m->nq + m->nv));
+    float* p = out.mutable_data();
+    for (int i = 0; i < m->nq; ++i) *p++ = static_cast<float>(d->qpos[i]);
+    for (int i = 0; i < m->nv; ++i) *p++ = static_cast<float>(d->qvel[i]);
+    return out;
+  }
+  int state_dim() const { return static_cast<int>(task_->model()->nq + task_->model()->nv); }
+
+  py::tuple GetState() const {
+    const mjModel* m = task_->model();
+    const mjData* d = world_->data();
+    py::array_t<double> qpos(m->nq), qvel(m->nv);
+    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
+    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+    return py::make_tuple(qpos, qvel);
+  }
+
+  void SetState(py::handle qpos, py::handle qvel) {
+    const mjModel* m = task_->model();
+    auto p = CheckStateArray(qpos, m->nq, "qpos");
+    auto v = CheckStateArray(qvel, m->nv, "qvel");
+    world_->SetState(p.data(), v.data(), obs_.mutable_data());
+  }
+
+  py::array Obs() const { return Copy(obs_); }
+
+  const Task& task() const { return *task_; }
+  const std::string& game() const { return game_; }
+  const py::dict& kwargs() const { return kwargs_; }
+  int max_cycles() const { return max_cycles_; }
+  int elapsed_steps() const { return world_->elapsed_steps(); }
+
+ private:
+  static py::array Copy(const py::array& a) { return py::array(a.attr("copy")()); }
+
+  std::string game_;
+  py::dict kwargs_;
+  int max_cycles_;
+  std::shared_ptr<const Task> task_;
+  std::unique_ptr<World> world_;
+  py::array_t<float> obs_;
+  py::array_t<double> info_;
+  bool seeded_ = false;
+};
+
+// ---------------------------------------------------------------------------
+
 class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
               py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
-    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1));
+    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (!num_threads.is_none()) threads = static_cast<int>(CheckInt(num_threads, "num_threads", 1));
     threads = std::min(threads, n);
@@ -253,20 +343,36 @@ class PyWorldPool {
   }
 
   py::tuple StepAll(py::handle actions) {
-    WorldPool& pool = Open();
-    const Task& task = pool.task();
-    std::vector<py::ssize_t> shape{pool.num_envs(), task.num_agents(), task.act_dim()};
-    py::array raw = py::array::ensure(actions);
-    if (task.num_agents() == 1 && raw && raw.ndim() == 2) shape = {pool.num_envs(), task.act_dim()};
-    auto checked = CheckFloatArray(actions, shape, "actions");
-    if (!pool.all_started()) {
-      throw py::value_error("step_all() called before reset_all(); expected reset_all() first");
+    // Sizes are read before converting `actions`, which may run Python code
+    // (even close() this pool); the pool is looked up again under the lock.
+    py::ssize_t num_envs, num_agents, act_dim;
+    {
+      const WorldPool& pool = Open();
+      num_envs = pool.num_envs();
+      num_agents = pool.task().num_agents();
+      act_dim = pool.task().act_dim();
     }
+    std::vector<py::ssize_t> shape{num_envs, num_agents, act_dim};
+    if (num_agents == 1) {
+      // Single-agent pools also take [num_envs, act_dim]; anything that has
+      // no ndim is left to CheckFloatArray to reject.
+      py::array as_array;
+      try {
+        as_array = py::array::ensure(actions);
+      } catch (py::error_already_set&) {
+      }
+      if (!as_array) PyErr_Clear();
+      if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
+    }
+    auto checked = CheckFloatArray(actions, shape, "actions");
+    bool started = true;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      Open().StepAll(checked.data());
+      if (pool_ && (started = pool_->all_started())) pool_->StepAll(checked.data());
     }
+    Open();  // raises if closed meanwhile
+    if (!started) throw StateError("step_all() called before reset_all(); expected reset_all() first");
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
 
@@ -282,19 +388,39 @@ class PyWorldPool {
 
   void SetState(py::handle index, py::handle qpos, py::handle qvel) {
     const int i = CheckIndex(index);
-    const mjModel* m = Open().task().model();
-    auto p = CheckStateArray(qpos, m->nq, "qpos");
-    auto v = CheckStateArray(qvel, m->nv, "qvel");
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex_);
-    Open().world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * Open().task().num_agents() *
-                                                                        Open().task().obs_dim());
+    long nq, nv, obs_stride;
+    {
+      const Task& task = Open().task();
+      nq = task.model()->nq;
+      nv = task.model()->nv;
+      obs_stride = task.num_agents() * task.obs_dim();
+    }
+    auto p = CheckStateArray(qpos, nq, "qpos");
+    auto v = CheckStateArray(qvel, nv, "qvel");
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) pool_->world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+    }
+    Open();
   }
 
+  // Lock order: the mutex (GIL released), then the GIL. Stepping releases the
+  // GIL before taking the mutex and never waits for the GIL while holding it,
+  // so this cannot deadlock; taking the GIL for the swap keeps every reader
+  // that holds the GIL (properties, argument checks) from seeing a dangling
+  // pool.
   void Close() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex_);
-    pool_.reset();
+    std::unique_ptr<WorldPool> doomed;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      {
+        py::gil_scoped_acquire acquire;
+        doomed = std::move(pool_);
+      }
+      doomed.reset();  // joins the worker threads, GIL released
+    }
   }
 
   WorldPool& Open() const {
@@ -305,17 +431,20 @@ class PyWorldPool {
 
   int CheckIndex(py::handle index) const {
     const long n = Open().num_envs();
-    if (!py::isinstance<py::int_>(index) &&
-        !py::isinstance(index, py::module_::import("numpy").attr("integer"))) {
+    if (py::isinstance<py::bool_>(index) ||
+        py::isinstance(index, py::module_::import("numpy").attr("bool_"))) {
       throw py::type_error("index should be an int in [0, " + std::to_string(n) + "), got " +
                            py::repr(index).cast<std::string>());
     }
-    const long i = index.cast<long>();
-    if (i < 0 || i >= n || py::isinstance<py::bool_>(index)) {
+    try {
+      return static_cast<int>(CheckInt(index, "index", 0, n - 1));
+    } catch (py::type_error&) {
+      throw py::type_error("index should be an int in [0, " + std::to_string(n) + "), got " +
+                           py::repr(index).cast<std::string>());
+    } catch (py::value_error&) {
       throw py::index_error("index should be in [0, " + std::to_string(n) + "), got " +
-                            std::to_string(i));
+                            py::repr(index).cast<std::string>());
     }
-    return static_cast<int>(i);
   }
 
   std::string task_name_;
@@ -409,6 +538,38 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("max_episode_steps", &SingleAgentCore::max_episode_steps)
       .def_property_readonly("elapsed_steps", &SingleAgentCore::elapsed_steps);
   DefineTaskProperties<decltype(core), SingleAgentCore>(core);
+
+  py::class_<MultiAgentEnv> multi(m, "MultiAgentEnv", py::dynamic_attr());
+  multi.def(py::init([](const std::string& game, py::handle max_cycles, py::kwargs kwargs) {
+              const int limit = max_cycles.is_none()
+                                    ? 0
+                                    : static_cast<int>(CheckInt(max_cycles, "max_cycles", 1));
+              return std::make_unique<MultiAgentEnv>(game, limit, py::dict(kwargs));
+            }),
+            py::arg("game"), py::kw_only(), py::arg("max_cycles") = 1000)
+      .def("reset", &MultiAgentEnv::Reset, py::kw_only(), py::arg("seed") = py::none(),
+           "Starts an episode; returns (obs [A, obs_dim], info rows [A, info_width]).")
+      .def("step", &MultiAgentEnv::Step, py::arg("actions"),
+           "Steps every agent: actions [A, act_dim]; returns (obs, rewards, terminations, "
+           "truncations, info rows, physics_unstable).")
+      .def("state", &MultiAgentEnv::State, "Global state: qpos and qvel of the world (float32).")
+      .def_property_readonly("state_dim", &MultiAgentEnv::state_dim)
+      .def("get_state", &MultiAgentEnv::GetState)
+      .def("set_state", &MultiAgentEnv::SetState, py::arg("qpos"), py::arg("qvel"))
+      .def("get_obs", &MultiAgentEnv::Obs)
+      .def("__reduce__",
+           [m](py::object self) {
+             auto& s = self.cast<MultiAgentEnv&>();
+             py::dict kwargs = CopyDict(s.kwargs());
+             kwargs["max_cycles"] = s.max_cycles() > 0 ? py::object(py::int_(s.max_cycles())) : py::object(py::none());
+             return py::make_tuple(m.attr("_restore"),
+                                   py::make_tuple(py::type::of(self), py::make_tuple(s.game()), kwargs));
+           })
+      .def_property_readonly("game", &MultiAgentEnv::game)
+      .def_property_readonly("kwargs", [](const MultiAgentEnv& s) { return CopyDict(s.kwargs()); })
+      .def_property_readonly("max_cycles", &MultiAgentEnv::max_cycles)
+      .def_property_readonly("elapsed_steps", &MultiAgentEnv::elapsed_steps);
+  DefineTaskProperties<decltype(multi), MultiAgentEnv>(multi);
 
   py::class_<PyWorldPool> pool(m, "WorldPool", py::dynamic_attr());
   pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,

@@ -21,6 +21,7 @@ namespace {
 class Ant final : public LocomotionTask {
  public:
   explicit Ant(const Params& p) : LocomotionTask(p) {
+    RequireRoot(mjJNT_FREE, "Ant");
     const mjModel* m = model();
     forward_weight_ = p.Float("forward_reward_weight");
     ctrl_weight_ = p.Float("ctrl_cost_weight");

@@ -14,6 +14,7 @@ namespace {
 class HalfCheetah final : public LocomotionTask {
  public:
   explicit HalfCheetah(const Params& p) : LocomotionTask(p) {
+    RequireRoot(mjJNT_SLIDE, "HalfCheetah");
     forward_weight_ = p.Float("forward_reward_weight");
     ctrl_weight_ = p.Float("ctrl_cost_weight");
     const mjModel* m = model();

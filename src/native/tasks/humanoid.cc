@@ -22,6 +22,7 @@ namespace {
 class Humanoid final : public LocomotionTask {
  public:
   explicit Humanoid(const Params& p) : LocomotionTask(p) {
+    RequireRoot(mjJNT_FREE, "Humanoid");
     const mjModel* m = model();
     forward_weight_ = p.Float("forward_reward_weight");
     ctrl_weight_ = p.Float("ctrl_cost_weight");

@@ -46,6 +46,23 @@ class LocomotionTask : public Task {
     SetDt(model()->opt.timestep * frame_skip_);
   }
 
+  // Checks that the model has what the task reads: a root joint of `root`
+  // type first (free for Ant/Humanoid, the x slide for HalfCheetah) and at
+  // least one actuator. A custom xml_file that lacks them is rejected here
+  // rather than read out of bounds later.
+  void RequireRoot(mjtJoint root, const char* robot) const {
+    const mjModel* m = model();
+    const bool ok = m->njnt >= 1 && m->jnt_type[0] == root && m->jnt_bodyid[0] == 1 && m->nu >= 1;
+    if (!ok) {
+      const char* expected = root == mjJNT_FREE ? "a free joint" : "a slide joint";
+      throw BadValue(std::string(robot) + " model should have " + expected +
+                     " as the first joint of its first body and at least one actuator; got " +
+                     std::to_string(m->njnt) + " joints (first of type " +
+                     (m->njnt ? std::to_string(m->jnt_type[0]) : std::string("none")) + "), " +
+                     std::to_string(m->nu) + " actuators");
+    }
+  }
+
   // mj_resetData, uniform noise on qpos, `velocity` noise on qvel, mj_forward:
   // Gymnasium's reset sequence.
   void ResetWithNoise(mjData* d, Rng& rng, VelocityNoise velocity) const {

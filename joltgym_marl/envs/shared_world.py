@@ -1,0 +1,152 @@
+"""The PettingZoo ``ParallelEnv`` over a native shared world (``MultiAgentEnv``)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from joltgym_marl._native import core as _core
+
+
+class SharedWorldEnv(ParallelEnv):
+    """Several robots in one native MuJoCo world, as a PettingZoo ``ParallelEnv``.
+
+    Subclasses set ``game`` (the native task), ``agent_prefix`` and
+    ``metadata``. All agents share one observation space and one action space
+    (the same objects for every agent and every call), and an episode ends for
+    all agents together, as SuperSuit's vectorization expects.
+    """
+
+    game: ClassVar[str] = ""
+    agent_prefix: ClassVar[str] = "agent"
+    # Info entries that are integers (the rest are floats).
+    int_info_keys: ClassVar[frozenset[str]] = frozenset()
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True}
+
+    def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, **kwargs: Any):
+        if render_mode is not None:
+            raise ValueError(
+                f"render_mode should be None (rendering is not available yet), got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self._kwargs = dict(kwargs, max_cycles=max_cycles)
+        self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
+        world = self._world
+        self.max_cycles = max_cycles
+        self.possible_agents = [f"{self.agent_prefix}_{i}" for i in range(world.num_agents)]
+        self.agents: list[str] = []
+        self._index = {name: i for i, name in enumerate(self.possible_agents)}
+        self.metadata = {**type(self).metadata, "render_fps": int(np.round(1.0 / world.dt))}
+        obs_space = spaces.Box(-np.inf, np.inf, shape=(world.obs_dim,), dtype=np.float32)
+        act_space = spaces.Box(world.action_low, world.action_high, dtype=np.float32)
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self.action_spaces = {agent: act_space for agent in self.possible_agents}
+        self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
+        self._fields = world.info_fields
+        self._actions = np.zeros((world.num_agents, world.act_dim), dtype=np.float32)
+        self._closed = False
+
+    # -- PettingZoo API ------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Box:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Box:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        self._check_open()
+        obs, rows = self._world.reset(seed=seed)
+        self.agents = list(self.possible_agents)
+        return self._per_agent(obs), self._infos(rows, reset=True)
+
+    def step(self, actions: dict[str, Any]):
+        self._check_open()
+        if not self.agents:
+            raise RuntimeError("step() called with no live agents; expected reset() first "
+                               "(the episode has ended or never started)")
+        self._gather(actions)
+        obs, rewards, terminations, truncations, rows, unstable = self._world.step(self._actions)
+        agents = self.agents
+        observations = self._per_agent(obs)
+        infos = self._infos(rows, reset=False)
+        if unstable:
+            for agent in agents:
+                infos[agent]["physics_unstable"] = True
+        reward_dict = {a: float(rewards[i]) for i, a in enumerate(agents)}
+        term_dict = {a: bool(terminations[i]) for i, a in enumerate(agents)}
+        trunc_dict = {a: bool(truncations[i]) for i, a in enumerate(agents)}
+        if terminations.any() or truncations.any():
+            self.agents = []
+        return observations, reward_dict, term_dict, trunc_dict, infos
+
+    def state(self) -> np.ndarray:
+        self._check_open()
+        return self._world.state()
+
+    def render(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._closed = True
+
+    # -- helpers -----------------------------------------------------------------
+
+    @property
+    def world(self):
+        """The native ``MultiAgentEnv`` behind this env."""
+        return self._world
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
+
+    def _gather(self, actions: dict[str, Any]) -> None:
+        if not isinstance(actions, dict):
+            raise TypeError(f"actions should be a dict of agent name -> action, got {type(actions).__name__}")
+        unknown = [a for a in actions if a not in self._index]
+        if unknown:
+            raise KeyError(f"unknown agent(s) {unknown} in actions; expected agents {self.agents}")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise KeyError(f"actions are missing agent(s) {missing}; expected one action for each of {self.agents}")
+        act_dim = self._actions.shape[1]
+        staged = np.empty_like(self._actions)
+        for agent, action in actions.items():
+            array = np.asarray(action)
+            if array.dtype.kind != "f":
+                raise TypeError(f"action of {agent} should have a floating-point dtype (float32 or float64), "
+                                f"got {array.dtype}")
+            if array.shape != (act_dim,):
+                raise ValueError(f"action of {agent} should have shape ({act_dim},), got {array.shape}")
+            staged[self._index[agent]] = array
+        # Non-finite values are rejected by the native step (naming the index).
+        self._actions[:] = staged
+
+    def _per_agent(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
+
+    def _infos(self, rows: np.ndarray, reset: bool) -> dict[str, dict[str, Any]]:
+        infos = {}
+        for i, agent in enumerate(self.possible_agents):
+            info: dict[str, Any] = {}
+            for name, offset, size, at_reset in self._fields:
+                if reset and not at_reset:
+                    continue
+                if size == 1:
+                    value = rows[i, offset]
+                    info[name] = int(value) if name in self.int_info_keys else float(value)
+                else:
+                    info[name] = rows[i, offset:offset + size].copy()
+            infos[agent] = info
+        return infos
+
+    def __reduce__(self):
+        return (_restore, (type(self), self.render_mode, self._kwargs))
+
+
+def _restore(cls, render_mode, kwargs):
+    return cls(render_mode=render_mode, **kwargs)
