@@ -58,6 +58,17 @@ def parallel_env(**kwargs: Any) -> CheetahRace:
     return CheetahRace(**kwargs)
 
 
+def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int | None = None,
+            **kwargs: Any):
+    """``num_worlds`` races stepped natively, every agent a row: the one-line swap for
+    ``supersuit.concat_vec_envs_v1(supersuit.pettingzoo_env_to_vec_env_v1(parallel_env(**kwargs)),
+    num_worlds, base_class=base_class)`` (see :mod:`joltgym_marl.vector.agent_vector_env`)."""
+    from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
+
+    return make_agent_vec_env(CheetahRace.game, num_worlds, base_class=base_class,
+                              num_threads=num_threads, **kwargs)
+
+
 def raw_env(**kwargs: Any):
     """The race as an AEC env, without wrappers."""
     return parallel_to_aec_wrapper(CheetahRace(**kwargs))

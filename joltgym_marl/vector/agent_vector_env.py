@@ -1,0 +1,270 @@
+"""Every agent of every shared world as one row: a native stand-in for SuperSuit.
+
+``AgentVectorEnv`` offers what ``supersuit.concat_vec_envs_v1(
+supersuit.pettingzoo_env_to_vec_env_v1(parallel_env), num_envs, ...)`` offers,
+with the worlds stepped natively by a ``WorldPool``:
+
+* ``num_envs = worlds * agents`` rows, world-major (row ``w * agents + a`` is
+  agent ``a`` of world ``w``), observation and action spaces of one agent;
+* ``reset(seed)`` seeds world ``w`` with ``seed + w`` (as SuperSuit seeds its
+  sub-envs), so both pipelines produce the same observations;
+* same-step auto-reset: a world whose episode ended is reset in the same
+  call; each of its rows' info holds ``terminal_observation`` (and
+  ``TimeLimit.truncated`` for SB3's bootstrapping), merged with the reset info.
+
+``base_class="gymnasium"`` gives a ``gymnasium.vector.VectorEnv`` returning
+``(obs, rewards, terminations, truncations, infos)`` with ``infos`` a list of
+per-row dicts; ``base_class="stable_baselines3"`` gives an SB3 ``VecEnv``.
+No Python loop runs over worlds or agents on the step path: the per-row info
+dicts are built when they are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from joltgym_marl._native import core as _core
+
+
+class AgentInfos(Sequence):
+    """The per-row info dicts of one step, materialized on access."""
+
+    def __init__(self, fields, rows: np.ndarray, int_keys: frozenset[str], agents: int,
+                 ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
+                 truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
+                 unstable: np.ndarray | None = None):
+        self._fields = fields
+        self._rows = rows  # [num_rows, info_width], a snapshot
+        self._int_keys = int_keys
+        self._agents = agents
+        self._ended = ended  # [worlds] or None
+        self._final_obs = final_obs  # [num_rows, obs_dim] snapshot or None
+        self._truncated = truncated
+        self._terminated = terminated
+        self._unstable = unstable
+        self._cache: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"info index should be in [0, {len(self)}), got {index}")
+        info = self._cache.get(index)
+        if info is None:
+            info = self._build(index)
+            self._cache[index] = info
+        return info
+
+    def _build(self, index: int) -> dict[str, Any]:
+        row = self._rows[index]
+        info: dict[str, Any] = {}
+        for name, offset, size, _ in self._fields:
+            if size == 1:
+                info[name] = int(row[offset]) if name in self._int_keys else float(row[offset])
+            else:
+                info[name] = row[offset:offset + size].copy()
+        world = index // self._agents
+        if self._ended is not None and self._ended[world]:
+            info["terminal_observation"] = self._final_obs[index]
+            info["TimeLimit.truncated"] = bool(self._truncated[index] and not self._terminated[index])
+        if self._unstable is not None and self._unstable[world]:
+            info["physics_unstable"] = True
+        return info
+
+    def __repr__(self) -> str:
+        return f"AgentInfos({list(self)!r})"
+
+
+class _AgentRows:
+    """The pool and the flat row views shared by both base classes."""
+
+    def _setup(self, game: str, num_worlds: int, num_threads: int | None, max_cycles: int | None,
+               copy: bool, int_info_keys: frozenset[str], kwargs: dict[str, Any]) -> None:
+        self._pool = _core.WorldPool(game, num_worlds, num_threads=num_threads,
+                                     max_episode_steps=max_cycles, autoreset_mode="same_step",
+                                     **kwargs)
+        pool = self._pool
+        self.num_worlds = pool.num_envs
+        self.num_agents = pool.num_agents
+        rows = self.num_worlds * self.num_agents
+        self._copy = copy
+        self._int_keys = int_info_keys
+        self._fields = pool.info_fields
+        self._obs = pool.obs.reshape(rows, pool.obs_dim)
+        self._rewards = pool.rewards.reshape(rows)
+        self._terminations = pool.terminations.reshape(rows)
+        self._truncations = pool.truncations.reshape(rows)
+        self._infos = pool.infos.reshape(rows, -1)
+        self._final_obs = pool.final_obs.reshape(rows, pool.obs_dim)
+        self._action_shape = (self.num_worlds, self.num_agents, pool.act_dim)
+        self._reset_fields = [f for f in self._fields if f[3]]
+        self.agent_observation_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
+        self.agent_action_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
+        return rows
+
+    def _check_open(self):
+        if self._pool.closed:
+            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
+        return self._pool
+
+    def _reset_rows(self, seed: int | None):
+        pool = self._check_open()
+        pool.reset_all(seed=seed)
+        infos = AgentInfos(self._reset_fields, self._infos.copy(), self._int_keys, self.num_agents)
+        return self._obs.copy() if self._copy else self._obs, infos
+
+    def _step_rows(self, actions):
+        pool = self._check_open()
+        array = np.asarray(actions)
+        rows = self.num_worlds * self.num_agents
+        if array.shape != (rows, self._action_shape[2]):
+            raise ValueError(f"actions should have shape ({rows}, {self._action_shape[2]}), got {array.shape}")
+        pool.step_all(array.reshape(self._action_shape))
+        ended = pool.reset_kind == 2
+        any_ended = bool(ended.any())
+        infos = AgentInfos(
+            self._fields, self._infos.copy(), self._int_keys, self.num_agents,
+            ended=ended if any_ended else None,
+            final_obs=self._final_obs.copy() if any_ended else None,
+            truncated=self._truncations.copy(), terminated=self._terminations.copy(),
+            unstable=pool.unstable.copy() if pool.unstable.any() else None,
+        )
+        if self._copy:
+            return (self._obs.copy(), self._rewards.copy(), self._terminations.copy(),
+                    self._truncations.copy(), infos)
+        return self._obs, self._rewards, self._terminations, self._truncations, infos
+
+    @property
+    def pool(self):
+        """The native ``WorldPool`` behind this env."""
+        return self._pool
+
+
+class AgentVectorEnv(_AgentRows, VectorEnv):
+    """Agents of ``num_worlds`` native shared worlds as a flat Gymnasium vector env.
+
+    Args:
+        game: native game name (``"cheetah_race"``).
+        num_worlds: number of shared worlds.
+        num_threads: native threads (default: the machine's cores).
+        max_cycles: episode length (default 1000).
+        copy: return copies of the arrays (default) or the native buffers.
+        **kwargs: the game's keyword arguments (``num_agents``, ``layout``, ...).
+    """
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
+                 max_cycles: int | None = 1000, copy: bool = True,
+                 int_info_keys: frozenset[str] = frozenset({"rank"}), **kwargs: Any):
+        self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
+                          max_cycles=max_cycles, copy=copy, int_info_keys=int_info_keys, **kwargs)
+        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, int_info_keys, kwargs)
+        self.render_mode = None
+        # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
+        self.observation_space = self.single_observation_space = self.agent_observation_space
+        self.action_space = self.single_action_space = self.agent_action_space
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return self._reset_rows(seed)
+
+    def step(self, actions):
+        return self._step_rows(actions)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._pool.close()
+
+    def __reduce__(self):
+        return (_restore, (type(self), self._args))
+
+
+def _restore(cls, args):
+    return cls(**args)
+
+
+def _sb3_class():
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+    class SB3AgentVecEnv(_AgentRows, VecEnv):
+        """Agents of native shared worlds as a Stable-Baselines3 ``VecEnv``."""
+
+        def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
+                     max_cycles: int | None = 1000, copy: bool = True,
+                     int_info_keys: frozenset[str] = frozenset({"rank"}), **kwargs: Any):
+            self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
+                              max_cycles=max_cycles, copy=copy, int_info_keys=int_info_keys, **kwargs)
+            rows = self._setup(game, num_worlds, num_threads, max_cycles, copy, int_info_keys, kwargs)
+            self.render_mode = None
+            VecEnv.__init__(self, rows, self.agent_observation_space, self.agent_action_space)
+            self._seed: int | None = None
+            self._actions = None
+
+        def reset(self):
+            obs, infos = self._reset_rows(self._seed)
+            self._seed = None
+            self.reset_infos = list(infos)
+            return obs
+
+        def step_async(self, actions) -> None:
+            self._actions = actions
+
+        def step_wait(self):
+            obs, rewards, terminations, truncations, infos = self._step_rows(self._actions)
+            return obs, rewards, terminations | truncations, infos
+
+        def seed(self, seed: int | None = None):
+            self._seed = seed
+            return [None if seed is None else seed + i for i in range(self.num_worlds)]
+
+        def close(self) -> None:
+            self._pool.close()
+
+        def get_attr(self, attr_name, indices=None):
+            return [getattr(self, attr_name)] * len(self._indices(indices))
+
+        def set_attr(self, attr_name, value, indices=None) -> None:
+            setattr(self, attr_name, value)
+
+        def env_method(self, method_name, *args, indices=None, **kwargs):
+            method = getattr(self, method_name)
+            return [method(*args, **kwargs)] * len(self._indices(indices))
+
+        def env_is_wrapped(self, wrapper_class, indices=None):
+            return [False] * len(self._indices(indices))
+
+        def _indices(self, indices):
+            if indices is None:
+                return range(self.num_envs)
+            if isinstance(indices, int):
+                return [indices]
+            return indices
+
+        def __reduce__(self):
+            return (_restore_sb3, (self._args,))
+
+    return SB3AgentVecEnv
+
+
+def _restore_sb3(args):
+    return make_agent_vec_env(base_class="stable_baselines3", **args)
+
+
+def make_agent_vec_env(game: str, num_worlds: int, *, base_class: str = "gymnasium", **kwargs: Any):
+    """``AgentVectorEnv`` (``base_class="gymnasium"``) or its SB3 ``VecEnv`` twin
+    (``base_class="stable_baselines3"``): the one-line swap for SuperSuit's
+    ``concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(env), num_worlds, base_class=...)``."""
+    if base_class == "gymnasium":
+        return AgentVectorEnv(game, num_worlds, **kwargs)
+    if base_class == "stable_baselines3":
+        return _sb3_class()(game, num_worlds, **kwargs)
+    raise ValueError(f"base_class should be 'gymnasium' or 'stable_baselines3', got {base_class!r}")
