@@ -1,47 +1,66 @@
-"""A short tour: one native HalfCheetah through Gymnasium, then 64 worlds at once.
+"""A shared-world race: four HalfCheetahs in one MuJoCo world, then 64 races at once.
 
     python examples/demo.py
+
+Each cheetah runs a different open-loop gait (a sine wave per joint); the race
+is a PettingZoo ParallelEnv, so the loop below is plain PettingZoo code. Then
+the same game runs as 64 worlds x 4 agents through the native agent vector
+env, the way a trainer would use it.
 """
 
 from __future__ import annotations
 
 import time
 
-import gymnasium as gym
 import numpy as np
 
-import joltgym_marl  # noqa: F401  (registers the joltgym_marl/ envs)
+from joltgym_marl import cheetah_race_v0
+
+# (frequency in Hz, phase step between joints): some gaits run, some stumble.
+GAITS = [(1.0, 0.0), (1.5, 3.0), (2.0, 0.0), (3.0, 2.0)]
 
 
-def single_env() -> None:
-    env = gym.make("joltgym_marl/HalfCheetah-v0")
-    obs, info = env.reset(seed=0)
-    total, steps = 0.0, 0
-    while True:
-        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-        total += reward
-        steps += 1
-        if terminated or truncated:
-            break
-    print(f"HalfCheetah, random policy: {steps} steps, return {total:.1f}, "
-          f"final x = {info['x_position']:.2f} m")
+def gait_action(t: float, frequency: float, phase: float) -> np.ndarray:
+    angle = 2 * np.pi * frequency * t
+    back = [np.sin(angle + k * phase) for k in range(3)]
+    front = [np.sin(angle + np.pi + k * phase) for k in range(3)]
+    return np.array(back + front, dtype=np.float32)
+
+
+def race() -> None:
+    env = cheetah_race_v0.parallel_env(num_agents=4, layout="lanes", finish_line=10.0, max_cycles=1000)
+    observations, infos = env.reset(seed=0)
+    dt = 1.0 / env.metadata["render_fps"]
+    print(f"{env.metadata['name']}: {len(env.agents)} HalfCheetahs in one world, finish line at 10 m")
+    step = 0
+    while env.agents:
+        actions = {agent: gait_action(step * dt, *GAITS[i]) for i, agent in enumerate(env.agents)}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
+        step += 1
+        if step % 50 == 0 or not env.agents:
+            standings = sorted(infos, key=lambda agent: infos[agent]["rank"])
+            line = "  ".join(f"{agent} {infos[agent]['x_position']:6.2f} m" for agent in standings)
+            print(f"  t = {step * dt:5.2f} s  {line}")
+    winner = min(infos, key=lambda agent: infos[agent]["rank"])
+    finished = any(terminations.values())
+    print(f"{winner} {'wins' if finished else 'leads at the time limit'} after {step} steps "
+          f"(finish bonus {infos[winner]['reward_finish']:.0f})")
     env.close()
 
 
-def vector_env(num_envs: int = 64, steps: int = 500) -> None:
-    envs = gym.make_vec("joltgym_marl/HalfCheetah-v0", num_envs=num_envs,
-                        vectorization_mode="vector_entry_point")
-    envs.reset(seed=0)
-    actions = np.random.default_rng(0).uniform(-1, 1, (steps, num_envs, 6)).astype(np.float32)
+def batched(num_worlds: int = 64, steps: int = 300) -> None:
+    venv = cheetah_race_v0.vec_env(num_worlds, num_agents=4)
+    venv.reset(seed=0)
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, venv.num_envs, 6)).astype(np.float32)
     start = time.perf_counter()
     for t in range(steps):
-        envs.step(actions[t])
-    rate = steps * num_envs / (time.perf_counter() - start)
-    print(f"{num_envs} HalfCheetah worlds on {envs.pool.num_threads} native threads: "
-          f"{rate:,.0f} env-steps/s")
-    envs.close()
+        venv.step(actions[t])
+    rate = steps * venv.num_envs / (time.perf_counter() - start)
+    print(f"{num_worlds} races x 4 agents on {venv.pool.num_threads} native threads: "
+          f"{rate:,.0f} agent-steps/s")
+    venv.close()
 
 
 if __name__ == "__main__":
-    single_env()
-    vector_env()
+    race()
+    batched()

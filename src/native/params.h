@@ -34,14 +34,17 @@ struct ParamSpec {
   ParamKind kind;
   ParamValue default_value;
   std::string doc;
+  long min_int = -(1L << 30);  // bounds of an kInt value
+  long max_int = 1L << 30;
 };
 
 inline ParamSpec FloatParam(std::string name, double value, std::string doc) {
   return {std::move(name), ParamKind::kFloat, {{value}, {}, false}, std::move(doc)};
 }
-inline ParamSpec IntParam(std::string name, int value, std::string doc) {
+inline ParamSpec IntParam(std::string name, int value, std::string doc, long min_value = -(1L << 30),
+                          long max_value = 1L << 30) {
   return {std::move(name), ParamKind::kInt, {{static_cast<double>(value)}, {}, false},
-          std::move(doc)};
+          std::move(doc), min_value, max_value};
 }
 inline ParamSpec BoolParam(std::string name, bool value, std::string doc) {
   return {std::move(name), ParamKind::kBool, {{value ? 1.0 : 0.0}, {}, false}, std::move(doc)};

@@ -161,8 +161,11 @@ long CheckInt(py::handle value, const char* what, long minimum, long maximum) {
   }
   // Compare as Python ints first: the value may not fit in a C long.
   const py::int_ v(py::reinterpret_borrow<py::object>(value));
-  if (v < py::int_(minimum) || v > py::int_(maximum)) {
-    std::string range = maximum >= std::numeric_limits<int>::max()
+  const bool too_small = v < py::int_(minimum);
+  if (too_small || v > py::int_(maximum)) {
+    // ">= min" reads best for the usual mistake; a value over the (large)
+    // maximum gets the full range.
+    std::string range = too_small && maximum >= std::numeric_limits<int>::max()
                             ? ">= " + std::to_string(minimum)
                             : "in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
     throw py::value_error(std::string(what) + " should be " + range + ", got " + Repr(value));
@@ -195,7 +198,7 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
         out.numbers = {value.is_none() ? std::nan("") : RealOrThrow(value, name, false)};
         break;
       case ParamKind::kInt:
-        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30), 1L << 30))};
+        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), spec->min_int, spec->max_int))};
         break;
       case ParamKind::kBool:
         if (!IsBool(value)) {

@@ -187,7 +187,7 @@ class CheetahRace final : public Task {
 
 std::vector<ParamSpec> Spec() {
   return {
-      IntParam("num_agents", 2, "number of HalfCheetahs, 1 to 8"),
+      IntParam("num_agents", 2, "number of HalfCheetahs, 1 to 8", 1, 8),
       StringParam("layout", "lanes", "'lanes' (side by side) or 'shared_track' (one plane, staggered)"),
       FloatParam("lane_spacing", 1.0, "metres between lanes (lanes layout)"),
       FloatParam("start_spacing", 1.5, "metres between starts (shared_track layout)"),
@@ -196,7 +196,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("forward_reward_weight", 1.0, "weight of the forward velocity"),
       FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost"),
       FloatParam("reset_noise_scale", 0.1, "scale of the reset noise"),
-      IntParam("frame_skip", 5, "mj_step calls per env step"),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       StringParam("xml_file", "half_cheetah.xml", "robot MJCF"),
       StringParam("arena_file", "race_arena.xml", "arena MJCF"),
   };

@@ -22,7 +22,7 @@ inline std::vector<ParamSpec> LocomotionParams(const std::string& xml_file,
                                                double reset_noise_scale) {
   return {
       StringParam("xml_file", xml_file, "MJCF file: a bare name is looked up in the assets"),
-      IntParam("frame_skip", 5, "mj_step calls per env step"),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       FloatParam("reset_noise_scale", reset_noise_scale, "scale of the reset noise"),
       BoolParam("exclude_current_positions_from_observation", true,
                 "drop the root's world x (and y) position from the observation"),
@@ -54,12 +54,15 @@ class LocomotionTask : public Task {
     const mjModel* m = model();
     const bool ok = m->njnt >= 1 && m->jnt_type[0] == root && m->jnt_bodyid[0] == 1 && m->nu >= 1;
     if (!ok) {
-      const char* expected = root == mjJNT_FREE ? "a free joint" : "a slide joint";
-      throw BadValue(std::string(robot) + " model should have " + expected +
-                     " as the first joint of its first body and at least one actuator; got " +
-                     std::to_string(m->njnt) + " joints (first of type " +
-                     (m->njnt ? std::to_string(m->jnt_type[0]) : std::string("none")) + "), " +
-                     std::to_string(m->nu) + " actuators");
+      static const char* const kNames[] = {"free", "ball", "slide", "hinge"};
+      auto name = [](int type) { return type >= 0 && type < 4 ? kNames[type] : "unknown"; };
+      std::string found = m->njnt == 0 ? std::string("no joints")
+                                       : std::string("a ") + name(m->jnt_type[0]) +
+                                             " joint first (in body " +
+                                             std::to_string(m->jnt_bodyid[0]) + ")";
+      throw BadValue(std::string(robot) + " model should have a " + name(root) +
+                     " joint as the first joint, in the first body, and at least one actuator; got " +
+                     found + " and " + std::to_string(m->nu) + " actuator(s)");
     }
   }
 
