@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
 import sys
 import textwrap
 
@@ -155,7 +156,14 @@ def assert_vec_untouched(env, twin) -> None:
 
 
 def run_python(code: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
-    """Runs ``code`` in a fresh interpreter with warnings as errors, as the test suite does."""
+    """Runs ``code`` in a fresh interpreter with warnings as errors, as the test suite does.
+
+    It runs outside the repository (``python -c`` puts its working directory
+    first on sys.path, where the source tree's ``joltgym_marl`` would shadow the
+    installed package and its compiled extension).
+    """
+    if cwd is None:
+        cwd = tempfile.gettempdir()
     return subprocess.run([sys.executable, "-W", "error", "-c", textwrap.dedent(code), *args],
                           capture_output=True, text=True, timeout=120, cwd=cwd)
 
