@@ -3,13 +3,13 @@
 ``import joltgym_marl`` registers ``joltgym_marl/HalfCheetah-v0``,
 ``joltgym_marl/Humanoid-v0`` and ``joltgym_marl/Ant-v0`` with Gymnasium (for
 ``gymnasium.make`` and ``gymnasium.make_vec``). Shared-world games are PettingZoo
-envs: ``from joltgym_marl import cheetah_race_v0``.
+envs: ``from joltgym_marl import cheetah_race_v0, sumo_v0``.
 """
 
 from joltgym_marl._native import ASSET_DIR
 from joltgym_marl._native import core as _core
 from joltgym_marl.cores import AntCore, HalfCheetahCore, HumanoidCore, SingleAgentCore
-from joltgym_marl.envs import MULTI_AGENT_ENVS, cheetah_race_v0
+from joltgym_marl.envs import MULTI_AGENT_ENVS, cheetah_race_v0, sumo_v0
 from joltgym_marl.registration import SINGLE_AGENT_ENVS, register_envs
 from joltgym_marl.vector import NativeVectorEnv
 
@@ -35,4 +35,5 @@ __all__ = [
     "WorldPool",
     "__version__",
     "cheetah_race_v0",
+    "sumo_v0",
 ]

@@ -36,7 +36,7 @@ class CheetahRace(SharedWorldEnv):
     __doc__ = __doc__
     game = "cheetah_race"
     agent_prefix = "cheetah"
-    int_info_keys = frozenset({"rank"})
+    info_decoders = {"rank": int}
     metadata = {"name": "cheetah_race_v0", "render_modes": [], "is_parallelizable": True}
 
     def __init__(
@@ -66,7 +66,8 @@ def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int 
     from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
 
     return make_agent_vec_env(CheetahRace.game, num_worlds, base_class=base_class,
-                              num_threads=num_threads, **kwargs)
+                              num_threads=num_threads, info_decoders=CheetahRace.info_decoders,
+                              **kwargs)
 
 
 def raw_env(**kwargs: Any):

@@ -22,8 +22,8 @@ class SharedWorldEnv(ParallelEnv):
 
     game: ClassVar[str] = ""
     agent_prefix: ClassVar[str] = "agent"
-    # Info entries that are integers (the rest are floats).
-    int_info_keys: ClassVar[frozenset[str]] = frozenset()
+    # How info entries are decoded from the native float64 record (default: float).
+    info_decoders: ClassVar[dict[str, Any]] = {}
     metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True}
 
     def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, **kwargs: Any):
@@ -46,7 +46,8 @@ class SharedWorldEnv(ParallelEnv):
         self.action_spaces = {agent: act_space for agent in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
         self._fields = world.info_fields
-        self._actions = np.zeros((world.num_agents, world.act_dim), dtype=np.float32)
+        self._episode_options = frozenset(world.episode_options)
+        self._actions = np.zeros((world.num_agents, world.act_dim), dtype=np.float64)
         self._closed = False
 
     # -- PettingZoo API ------------------------------------------------------------
@@ -58,8 +59,15 @@ class SharedWorldEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Starts an episode. ``options`` may set the game's episode options
+        (``self.world.episode_options``, e.g. sumo's ``shaping_weight``); they
+        stay in effect for later episodes until set again. Other keys are
+        ignored, as PettingZoo's API test expects of an env."""
         self._check_open()
-        obs, rows = self._world.reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options should be a dict or None, got {type(options).__name__}")
+        known = {k: v for k, v in (options or {}).items() if k in self._episode_options}
+        obs, rows = self._world.reset(seed=seed, options=known or None)
         self.agents = list(self.possible_agents)
         return self._per_agent(obs), self._infos(rows, reset=True)
 
@@ -114,7 +122,9 @@ class SharedWorldEnv(ParallelEnv):
         if missing:
             raise KeyError(f"actions are missing agent(s) {missing}; expected one action for each of {self.agents}")
         act_dim = self._actions.shape[1]
-        staged = np.empty_like(self._actions)
+        # Staged in float64 (exact for every float dtype): the native step
+        # checks finiteness and the float32 range, and narrows.
+        staged = np.empty(self._actions.shape, dtype=np.float64)
         for agent, action in actions.items():
             array = np.asarray(action)
             if array.dtype.kind != "f":
@@ -123,8 +133,7 @@ class SharedWorldEnv(ParallelEnv):
             if array.shape != (act_dim,):
                 raise ValueError(f"action of {agent} should have shape ({act_dim},), got {array.shape}")
             staged[self._index[agent]] = array
-        # Non-finite values are rejected by the native step (naming the index).
-        self._actions[:] = staged
+        self._actions = staged
 
     def _per_agent(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
@@ -137,8 +146,8 @@ class SharedWorldEnv(ParallelEnv):
                 if reset and not at_reset:
                     continue
                 if size == 1:
-                    value = rows[i, offset]
-                    info[name] = int(value) if name in self.int_info_keys else float(value)
+                    decode = self.info_decoders.get(name, float)
+                    info[name] = decode(rows[i, offset])
                 else:
                     info[name] = rows[i, offset:offset + size].copy()
             infos[agent] = info

@@ -21,6 +21,7 @@ dicts are built when they are read.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,13 +35,13 @@ from joltgym_marl._native import core as _core
 class AgentInfos(Sequence):
     """The per-row info dicts of one step, materialized on access."""
 
-    def __init__(self, fields, rows: np.ndarray, int_keys: frozenset[str], agents: int,
+    def __init__(self, fields, rows: np.ndarray, decoders: dict[str, Any], agents: int,
                  ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
                  truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
                  unstable: np.ndarray | None = None):
         self._fields = fields
         self._rows = rows  # [num_rows, info_width], a snapshot
-        self._int_keys = int_keys
+        self._decoders = decoders
         self._agents = agents
         self._ended = ended  # [worlds] or None
         self._final_obs = final_obs  # [num_rows, obs_dim] snapshot or None
@@ -55,6 +56,12 @@ class AgentInfos(Sequence):
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        if isinstance(index, (bool, np.bool_)):
+            raise TypeError(f"info indices should be integers or slices, not {type(index).__name__}")
+        try:
+            index = operator.index(index)
+        except TypeError:
+            raise TypeError(f"info indices should be integers or slices, not {type(index).__name__}") from None
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -70,7 +77,7 @@ class AgentInfos(Sequence):
         info: dict[str, Any] = {}
         for name, offset, size, _ in self._fields:
             if size == 1:
-                info[name] = int(row[offset]) if name in self._int_keys else float(row[offset])
+                info[name] = self._decoders.get(name, float)(row[offset])
             else:
                 info[name] = row[offset:offset + size].copy()
         world = index // self._agents
@@ -89,7 +96,14 @@ class _AgentRows:
     """The pool and the flat row views shared by both base classes."""
 
     def _setup(self, game: str, num_worlds: int, num_threads: int | None, max_cycles: int | None,
-               copy: bool, int_info_keys: frozenset[str], kwargs: dict[str, Any]) -> None:
+               copy: bool, info_decoders: dict[str, Any], kwargs: dict[str, Any]) -> int:
+        # Same rule as the PettingZoo env's max_cycles (the pool itself would
+        # take 0 as "no limit").
+        if max_cycles is not None:
+            if isinstance(max_cycles, (bool, np.bool_)) or not isinstance(max_cycles, (int, np.integer)):
+                raise TypeError(f"max_cycles should be an int or None, got {type(max_cycles).__name__} {max_cycles!r}")
+            if max_cycles < 1:
+                raise ValueError(f"max_cycles should be >= 1, got {max_cycles}")
         self._pool = _core.WorldPool(game, num_worlds, num_threads=num_threads,
                                      max_episode_steps=max_cycles, autoreset_mode="same_step",
                                      **kwargs)
@@ -98,7 +112,7 @@ class _AgentRows:
         self.num_agents = pool.num_agents
         rows = self.num_worlds * self.num_agents
         self._copy = copy
-        self._int_keys = int_info_keys
+        self._decoders = dict(info_decoders or {})
         self._fields = pool.info_fields
         self._obs = pool.obs.reshape(rows, pool.obs_dim)
         self._rewards = pool.rewards.reshape(rows)
@@ -120,7 +134,7 @@ class _AgentRows:
     def _reset_rows(self, seed: int | None):
         pool = self._check_open()
         pool.reset_all(seed=seed)
-        infos = AgentInfos(self._reset_fields, self._infos.copy(), self._int_keys, self.num_agents)
+        infos = AgentInfos(self._reset_fields, self._infos.copy(), self._decoders, self.num_agents)
         return self._obs.copy() if self._copy else self._obs, infos
 
     def _step_rows(self, actions):
@@ -133,7 +147,7 @@ class _AgentRows:
         ended = pool.reset_kind == 2
         any_ended = bool(ended.any())
         infos = AgentInfos(
-            self._fields, self._infos.copy(), self._int_keys, self.num_agents,
+            self._fields, self._infos.copy(), self._decoders, self.num_agents,
             ended=ended if any_ended else None,
             final_obs=self._final_obs.copy() if any_ended else None,
             truncated=self._truncations.copy(), terminated=self._terminations.copy(),
@@ -159,6 +173,8 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
         num_threads: native threads (default: the machine's cores).
         max_cycles: episode length (default 1000).
         copy: return copies of the arrays (default) or the native buffers.
+        info_decoders: how info entries are decoded (name -> callable on the
+            float64 value; default float), e.g. ``{"rank": int}``.
         **kwargs: the game's keyword arguments (``num_agents``, ``layout``, ...).
     """
 
@@ -166,10 +182,10 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
                  max_cycles: int | None = 1000, copy: bool = True,
-                 int_info_keys: frozenset[str] = frozenset({"rank"}), **kwargs: Any):
+                 info_decoders: dict[str, Any] | None = None, **kwargs: Any):
         self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
-                          max_cycles=max_cycles, copy=copy, int_info_keys=int_info_keys, **kwargs)
-        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, int_info_keys, kwargs)
+                          max_cycles=max_cycles, copy=copy, info_decoders=info_decoders, **kwargs)
+        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
         self.render_mode = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
         self.observation_space = self.single_observation_space = self.agent_observation_space
@@ -200,10 +216,10 @@ def _sb3_class():
 
         def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
                      max_cycles: int | None = 1000, copy: bool = True,
-                     int_info_keys: frozenset[str] = frozenset({"rank"}), **kwargs: Any):
+                     info_decoders: dict[str, Any] | None = None, **kwargs: Any):
             self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
-                              max_cycles=max_cycles, copy=copy, int_info_keys=int_info_keys, **kwargs)
-            rows = self._setup(game, num_worlds, num_threads, max_cycles, copy, int_info_keys, kwargs)
+                              max_cycles=max_cycles, copy=copy, info_decoders=info_decoders, **kwargs)
+            rows = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
             self.render_mode = None
             VecEnv.__init__(self, rows, self.agent_observation_space, self.agent_action_space)
             self._seed: int | None = None

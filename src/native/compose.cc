@@ -53,6 +53,25 @@ void FreezeInertials(mjSpec* spec, const mjModel* compiled) {
   spec->compiler.settotalmass = -1;
 }
 
+// Agent k's geoms: contype |= bit(k+1), conaffinity = the other agents'
+// bits, plus bit 0 where the robot had it (so the arena's rules stay). Two
+// geoms of one agent never match; geoms of two agents always do. Set in the
+// spec, before compiling, so that the compiler's per-body filters
+// (body_contype / body_conaffinity, used by the broad phase) include them.
+void SetAgentContactBits(mjSpec* spec, int k, int num_agents) {
+  int others = 0;
+  for (int j = 0; j < num_agents; ++j) {
+    if (j != k) others |= 1 << (j + 1);
+  }
+  for (mjsElement* el = mjs_firstElement(spec, mjOBJ_GEOM); el != nullptr;
+       el = mjs_nextElement(spec, el)) {
+    mjsGeom* geom = mjs_asGeom(el);
+    if (geom->contype == 0 && geom->conaffinity == 0) continue;  // visual only
+    geom->contype |= 1 << (k + 1);
+    geom->conaffinity = (geom->conaffinity & 1) | others;
+  }
+}
+
 std::string CompileError(mjSpec* spec) {
   const char* message = mjs_getError(spec);
   return message ? message : "unknown error";
@@ -77,6 +96,7 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
     copies.push_back(Parse(robot_path));
     mjSpec* copy = copies.back().get();
     FreezeInertials(copy, robot);
+    if (agents_collide) SetAgentContactBits(copy, static_cast<int>(k), static_cast<int>(placements.size()));
     mjsBody* root = mjs_findBody(copy, root_body.c_str());
     if (root == nullptr) throw BadValue("robot MJCF '" + robot_path + "' has no body '" + root_body + "'");
     mjsFrame* frame = mjs_addFrame(world, nullptr);
@@ -123,23 +143,6 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
     out.agents.push_back(a);
   }
 
-  if (agents_collide) {
-    // Agent k: contype = 1 | bit(k+1), conaffinity = bits of every other
-    // agent (and bit 0 where the robot had it, for the arena). Two geoms of
-    // one agent never match; geoms of two agents always do.
-    const int n = static_cast<int>(out.agents.size());
-    int all_bits = 0;
-    for (int k = 0; k < n; ++k) all_bits |= 1 << (k + 1);
-    mjModel* m = const_cast<mjModel*>(out.model.get());
-    for (int k = 0; k < n; ++k) {
-      const int own = 1 << (k + 1);
-      for (int g = out.agents[k].geom_begin; g < out.agents[k].geom_end; ++g) {
-        if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;  // visual only
-        m->geom_contype[g] |= own;
-        m->geom_conaffinity[g] = (m->geom_conaffinity[g] & 1) | (all_bits & ~own);
-      }
-    }
-  }
   return out;
 }
 

@@ -64,6 +64,11 @@ class Task {
   // Simulated seconds per env step (timestep * frame_skip).
   double dt() const { return dt_; }
   const InfoLayout& info_layout() const { return info_; }
+  // Steps after which the owner truncates an episode (0: never). Set once by
+  // whoever creates the task, before it is shared, so that tasks whose
+  // observation or reward depend on the time left can read it.
+  int episode_limit() const { return episode_limit_; }
+  void SetEpisodeLimit(int steps) { episode_limit_ = steps; }
   // Per-agent action bounds, [act_dim] each.
   const std::vector<double>& action_low() const { return action_low_; }
   const std::vector<double>& action_high() const { return action_high_; }
@@ -82,6 +87,18 @@ class Task {
   // Writes the observation of the current state (after set_state).
   virtual void Observe(const mjData* data, const double* scratch, float* obs) const = 0;
 
+  // Episode options: per-world values a user may change between episodes
+  // (e.g. a reward-shaping weight), kept in scratch slots. InitScratch writes
+  // their defaults when a world is created.
+  virtual void InitScratch(double* /*scratch*/) const {}
+  const std::vector<std::pair<std::string, int>>& episode_options() const { return options_; }
+  int OptionSlot(const std::string& name) const {
+    for (const auto& [option, slot] : options_) {
+      if (option == name) return slot;
+    }
+    return -1;
+  }
+
  protected:
   void SetModel(ModelPtr model) { model_ = std::move(model); }
   void SetDims(int num_agents, int obs_dim, int act_dim) {
@@ -91,6 +108,9 @@ class Task {
   }
   void SetScratchSize(int size) { scratch_size_ = size; }
   void SetDt(double dt) { dt_ = dt; }
+  void AddEpisodeOption(const std::string& name, int scratch_slot) {
+    options_.emplace_back(name, scratch_slot);
+  }
   InfoLayout& mutable_info() { return info_; }
   // Action bounds from the actuators' ctrlrange, for agent 0's `act_dim`
   // actuators starting at `first_actuator`.
@@ -103,6 +123,8 @@ class Task {
   int act_dim_ = 0;
   int scratch_size_ = 0;
   double dt_ = 0.0;
+  int episode_limit_ = 0;
+  std::vector<std::pair<std::string, int>> options_;
   InfoLayout info_;
   std::vector<double> action_low_;
   std::vector<double> action_high_;

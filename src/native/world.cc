@@ -11,6 +11,7 @@ World::World(std::shared_ptr<const Task> task, int max_episode_steps)
   data_ = mj_makeData(task_->model());
   if (data_ == nullptr) throw std::bad_alloc();
   scratch_.assign(task_->scratch_size(), 0.0);
+  task_->InitScratch(scratch_.data());
 }
 
 World::~World() { mj_deleteData(data_); }

@@ -41,6 +41,8 @@ class World {
   void SetState(const double* qpos, const double* qvel, float* obs);
 
   const Task& task() const { return *task_; }
+  // The task's per-world scratch (episode options live there).
+  double* scratch() { return scratch_.data(); }
 
  private:
   std::shared_ptr<const Task> task_;

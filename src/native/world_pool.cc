@@ -39,9 +39,9 @@ void WorldPool::ResetWorld(int i) {
   needs_reset_[i] = 0;
 }
 
-void WorldPool::ResetAll(std::uint64_t seed) {
-  auto body = [this, seed](int i) {
-    worlds_[i]->Seed(seed + static_cast<std::uint64_t>(i));
+void WorldPool::ResetAll(bool reseed, std::uint64_t seed) {
+  auto body = [this, reseed, seed](int i) {
+    if (reseed) worlds_[i]->Seed(seed + static_cast<std::uint64_t>(i));
     ResetWorld(i);
   };
   threads_.ParallelFor(num_envs(), body);

@@ -31,8 +31,9 @@ class WorldPool {
   // the pool.
   void Bind(const PoolBuffers& buffers) { buffers_ = buffers; }
 
-  // Seeds world i with seed + i and resets every world.
-  void ResetAll(std::uint64_t seed);
+  // Resets every world; with `reseed`, first seeds world i with seed + i
+  // (otherwise each world's random stream continues).
+  void ResetAll(bool reseed, std::uint64_t seed);
   // Resets world `index`; reseeds it with `seed` if `reseed`.
   void ResetOne(int index, bool reseed, std::uint64_t seed);
   // One step of every world, actions [num_envs, num_agents, act_dim].

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -28,10 +29,12 @@ namespace joltgym::bindings {
 namespace {
 
 std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kwargs,
-                                     const std::string& owner) {
+                                     const std::string& owner, int episode_limit) {
   const TaskInfo& info = TaskRegistry::Get().Find(name);
   const Params params = ConvertParams(info.params, kwargs, owner);
-  return info.factory(params);
+  auto task = std::const_pointer_cast<Task>(info.factory(params));
+  task->SetEpisodeLimit(episode_limit);
+  return task;
 }
 
 // A shallow copy: py::dict(other) would alias the same dict.
@@ -73,6 +76,46 @@ py::dict InfoDict(const Task& task, const double* row, bool reset) {
   return info;
 }
 
+// Writes episode options (e.g. {"shaping_weight": 0.5}) into a world's
+// scratch; every key and value is checked before anything is written.
+void ApplyOptions(const Task& task, const py::object& options, std::vector<double*> scratches) {
+  if (options.is_none()) return;
+  if (!py::isinstance<py::dict>(options)) {
+    throw py::type_error("options should be a dict or None, got " +
+                         py::repr(options).cast<std::string>());
+  }
+  std::vector<std::pair<int, double>> writes;
+  for (auto item : py::reinterpret_borrow<py::dict>(options)) {
+    const std::string name = py::str(item.first).cast<std::string>();
+    const int slot = task.OptionSlot(name);
+    if (slot < 0) {
+      std::string allowed;
+      for (const auto& [option, _] : task.episode_options()) allowed += (allowed.empty() ? "" : ", ") + option;
+      throw py::value_error("unknown option '" + name + "'; allowed: " +
+                            (allowed.empty() ? std::string("none for this task") : allowed));
+    }
+    py::handle value = item.second;
+    const bool real = !py::isinstance<py::bool_>(value) &&
+                      (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
+                       py::isinstance(value, py::module_::import("numpy").attr("number")));
+    const double x = real ? value.cast<double>() : NAN;
+    if (!real || !std::isfinite(x)) {
+      throw py::value_error("option '" + name + "' should be a finite number, got " +
+                            py::repr(value).cast<std::string>());
+    }
+    writes.emplace_back(slot, x);
+  }
+  for (double* scratch : scratches) {
+    for (const auto& [slot, x] : writes) scratch[slot] = x;
+  }
+}
+
+py::list OptionNames(const Task& task) {
+  py::list names;
+  for (const auto& [option, _] : task.episode_options()) names.append(option);
+  return names;
+}
+
 py::list InfoFields(const Task& task) {
   py::list fields;
   for (const auto& f : task.info_layout().fields()) {
@@ -102,7 +145,7 @@ class SingleAgentCore {
  public:
   SingleAgentCore(const std::string& task_name, int max_episode_steps, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)), max_episode_steps_(max_episode_steps) {
-    task_ = MakeTask(task_name, kwargs, task_name);
+    task_ = MakeTask(task_name, kwargs, task_name, max_episode_steps);
     if (task_->num_agents() != 1) {
       throw py::value_error("task '" + task_name + "' has " + std::to_string(task_->num_agents()) +
                             " agents; SingleAgentCore expects a single-agent task");
@@ -181,7 +224,7 @@ class MultiAgentEnv {
  public:
   MultiAgentEnv(const std::string& game, int max_cycles, py::dict kwargs)
       : game_(game), kwargs_(CopyDict(kwargs)), max_cycles_(max_cycles) {
-    task_ = MakeTask(game, kwargs, "MultiAgentEnv('" + game + "')");
+    task_ = MakeTask(game, kwargs, "MultiAgentEnv('" + game + "')", max_cycles);
     world_ = std::make_unique<World>(task_, max_cycles);
     const py::ssize_t a = task_->num_agents();
     obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
@@ -190,9 +233,11 @@ class MultiAgentEnv {
     std::memset(info_.mutable_data(), 0, info_.nbytes());
   }
 
-  py::tuple Reset(const py::object& seed) {
+  py::tuple Reset(const py::object& seed, const py::object& options) {
+    const std::uint64_t s = seed.is_none() && seeded_ ? 0 : SeedOrRandom(seed);
+    ApplyOptions(*task_, options, {world_->scratch()});
     if (!seed.is_none() || !seeded_) {
-      world_->Seed(SeedOrRandom(seed));
+      world_->Seed(s);
       seeded_ = true;
     }
     world_->Reset(obs_.mutable_data(), info_.mutable_data());
@@ -285,7 +330,7 @@ class PyWorldPool {
                             autoreset_mode + "'");
     }
     autoreset_mode_ = autoreset_mode;
-    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')");
+    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')", max_episode_steps_);
     const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
     obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
     final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
@@ -322,11 +367,19 @@ class PyWorldPool {
     pool_->Bind(b);
   }
 
+  // reset_all(seed=None) continues each world's random stream once the pool
+  // has been seeded (as Gymnasium's vector envs and SuperSuit do); the first
+  // reset without a seed draws one.
   py::array ResetAll(const py::object& seed) {
-    const std::uint64_t base = SeedOrRandom(seed);
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex_);
-    Open().ResetAll(base);
+    const bool reseed = !seed.is_none() || !seeded_;
+    const std::uint64_t base = reseed ? SeedOrRandom(seed) : 0;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) pool_->ResetAll(reseed, base);
+    }
+    Open();
+    seeded_ = true;
     return obs_;
   }
 
@@ -410,6 +463,21 @@ class PyWorldPool {
   // so this cannot deadlock; taking the GIL for the swap keeps every reader
   // that holds the GIL (properties, argument checks) from seeing a dangling
   // pool.
+  void SetOption(const std::string& name, py::handle value, py::handle index) {
+    py::dict options;
+    options[name.c_str()] = value;
+    const int only = index.is_none() ? -1 : CheckIndex(index);
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!pool_) return;
+    std::vector<double*> scratches;
+    for (int i = 0; i < pool_->num_envs(); ++i) {
+      if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
+    }
+    py::gil_scoped_acquire acquire;
+    ApplyOptions(pool_->task(), options, scratches);
+  }
+
   void Close() {
     std::unique_ptr<WorldPool> doomed;
     {
@@ -451,6 +519,7 @@ class PyWorldPool {
   py::dict kwargs_;
   int max_episode_steps_ = 0;
   std::string autoreset_mode_;
+  bool seeded_ = false;
   std::unique_ptr<WorldPool> pool_;
   std::mutex mutex_;
   py::array_t<float> obs_, final_obs_, reward_;
@@ -548,7 +617,10 @@ PYBIND11_MODULE(_core, m) {
             }),
             py::arg("game"), py::kw_only(), py::arg("max_cycles") = 1000)
       .def("reset", &MultiAgentEnv::Reset, py::kw_only(), py::arg("seed") = py::none(),
-           "Starts an episode; returns (obs [A, obs_dim], info rows [A, info_width]).")
+           py::arg("options") = py::none(),
+           "Starts an episode (options: episode options such as shaping_weight); returns "
+           "(obs [A, obs_dim], info rows [A, info_width]).")
+      .def_property_readonly("episode_options", [](const MultiAgentEnv& s) { return OptionNames(s.task()); })
       .def("step", &MultiAgentEnv::Step, py::arg("actions"),
            "Steps every agent: actions [A, act_dim]; returns (obs, rewards, terminations, "
            "truncations, info rows, physics_unstable).")
@@ -588,6 +660,13 @@ PYBIND11_MODULE(_core, m) {
            "Steps every world; returns the (obs, rewards, terminations, truncations) buffers.")
       .def("get_state", &PyWorldPool::GetState, py::arg("index"))
       .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
+      .def("set_option", [](PyWorldPool& s, const std::string& name, py::handle value, py::handle index) {
+             s.Open();
+             s.SetOption(name, value, index);
+           }, py::arg("name"), py::arg("value"), py::kw_only(), py::arg("index") = py::none(),
+           "Sets an episode option (e.g. shaping_weight) for every world, or for world `index`; "
+           "it applies from the next step on.")
+      .def_property_readonly("episode_options", [](const PyWorldPool& s) { return OptionNames(s.Open().task()); })
       .def("close", &PyWorldPool::Close, "Joins the threads and frees the worlds; idempotent.")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyWorldPool& self, py::args) {

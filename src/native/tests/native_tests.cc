@@ -128,7 +128,7 @@ std::vector<float> PoolRollout(const std::string& name, int n, int threads, Auto
   WorldPool pool(task, n, threads, 20, mode);
   Buffers buffers(*task, n);
   pool.Bind(buffers.View());
-  pool.ResetAll(seed);
+  pool.ResetAll(true, seed);
   joltgym::Rng rng(99);
   std::vector<float> trace;
   for (int t = 0; t < steps; ++t) {
@@ -163,7 +163,7 @@ void TestNextStepAutoreset() {
   WorldPool pool(task, 2, 2, 3, AutoresetMode::kNextStep);
   Buffers b(*task, 2);
   pool.Bind(b.View());
-  pool.ResetAll(1);
+  pool.ResetAll(true, 1);
   std::vector<float> act(2 * task->act_dim(), 0.0f);
   for (int t = 1; t <= 3; ++t) {
     pool.StepAll(act.data());
@@ -180,7 +180,7 @@ void TestSameStepAutoreset() {
   WorldPool pool(task, 2, 2, 3, AutoresetMode::kSameStep);
   Buffers b(*task, 2);
   pool.Bind(b.View());
-  pool.ResetAll(1);
+  pool.ResetAll(true, 1);
   std::vector<float> act(2 * task->act_dim(), 0.5f);
   for (int t = 1; t <= 3; ++t) pool.StepAll(act.data());
   CHECK(b.reset_kind[0] == 2 && b.truncated[0]);
