@@ -63,6 +63,21 @@ std::string ShapeString(const py::array& array) {
 py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
                                                        const std::vector<py::ssize_t>& shape,
                                                        const char* what) {
+  // Fast path: already a C-contiguous float32 array of the right shape (what
+  // the vector envs and most policies pass): check values, no conversion.
+  using Float32C = py::array_t<float, py::array::c_style>;
+  if (py::isinstance<Float32C>(value)) {
+    auto floats = py::reinterpret_borrow<Float32C>(value);
+    bool same_shape = floats.ndim() == static_cast<py::ssize_t>(shape.size());
+    for (size_t i = 0; same_shape && i < shape.size(); ++i) same_shape = floats.shape(i) == shape[i];
+    if (same_shape) {
+      const float* data = floats.data();
+      bool finite = true;
+      for (py::ssize_t i = 0; i < floats.size(); ++i) finite &= std::isfinite(data[i]);
+      if (finite) return floats;
+    }
+    // Otherwise the general path below reports the problem.
+  }
   py::array array;
   try {
     array = py::array::ensure(value);

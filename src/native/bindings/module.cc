@@ -61,16 +61,27 @@ std::uint64_t SeedOrRandom(const py::object& seed) {
   return py::int_(value & py::int_(0xFFFFFFFFFFFFFFFFULL)).cast<std::uint64_t>();
 }
 
-py::dict InfoDict(const Task& task, const double* row, bool reset) {
+// Builds a task's info dict from one agent's record. The key strings are made
+// once per object (InfoKeys) rather than on every step.
+struct InfoKeys {
+  explicit InfoKeys(const Task& task) {
+    for (const auto& field : task.info_layout().fields()) keys.emplace_back(field.name);
+  }
+  std::vector<py::str> keys;
+};
+
+py::dict InfoDict(const Task& task, const InfoKeys& keys, const double* row, bool reset) {
   py::dict info;
-  for (const auto& field : task.info_layout().fields()) {
+  const auto& fields = task.info_layout().fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const InfoField& field = fields[i];
     if (reset && !field.at_reset) continue;
     if (field.size == 1) {
-      info[field.name.c_str()] = row[field.offset];
+      info[keys.keys[i]] = py::float_(row[field.offset]);
     } else {
       py::array_t<double> values(field.size);
       std::copy(row + field.offset, row + field.offset + field.size, values.mutable_data());
-      info[field.name.c_str()] = values;
+      info[keys.keys[i]] = values;
     }
   }
   return info;
@@ -151,6 +162,7 @@ class SingleAgentCore {
                             " agents; SingleAgentCore expects a single-agent task");
     }
     world_ = std::make_unique<World>(task_, max_episode_steps);
+    keys_ = std::make_unique<InfoKeys>(*task_);
     obs_.resize(task_->obs_dim());
     info_.resize(task_->info_layout().width());
   }
@@ -161,7 +173,7 @@ class SingleAgentCore {
       seeded_ = true;
     }
     world_->Reset(obs_.data(), info_.data());
-    return py::make_tuple(Obs(), InfoDict(*task_, info_.data(), true));
+    return py::make_tuple(Obs(), InfoDict(*task_, *keys_, info_.data(), true));
   }
 
   py::tuple Step(py::handle action) {
@@ -172,7 +184,7 @@ class SingleAgentCore {
     float reward = 0.0f;
     bool terminated = false, truncated = false;
     world_->Step(checked.data(), obs_.data(), &reward, &terminated, &truncated, info_.data());
-    py::dict info = InfoDict(*task_, info_.data(), false);
+    py::dict info = InfoDict(*task_, *keys_, info_.data(), false);
     if (world_->last_step_unstable()) info["physics_unstable"] = true;
     return py::make_tuple(Obs(), static_cast<double>(reward), terminated, truncated, info);
   }
@@ -211,6 +223,7 @@ class SingleAgentCore {
   int max_episode_steps_;
   std::shared_ptr<const Task> task_;
   std::unique_ptr<World> world_;
+  std::unique_ptr<InfoKeys> keys_;
   std::vector<float> obs_;
   std::vector<double> info_;
   bool seeded_ = false;
