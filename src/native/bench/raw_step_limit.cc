@@ -2,7 +2,10 @@
 //
 //   raw_step_limit --task half_cheetah --worlds 64 --threads 2 --steps 2000
 //                  --mode mj_step|env --assets DIR [--actions FILE]
+//                  [--param name=value ...]
 //
+// --param sets one of the task's keyword arguments (numbers, true/false, or
+// text), e.g. --param num_agents=4 for a four-cheetah race.
 // FILE holds float32 actions [16, worlds, num_agents, act_dim], cycled over
 // the steps (the Python side of a benchmark writes the very actions it feeds
 // the pool, so both run the same trajectories: physics cost depends on the
@@ -20,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,10 +40,33 @@ struct Options {
   std::string mode = "mj_step";
   std::string assets;
   std::string actions;
+  std::map<std::string, joltgym::ParamValue> params;
   int worlds = 64;
   int threads = 2;
   int steps = 1000;
 };
+
+// name=value: a number (or true/false) becomes a number, anything else text.
+void AddParam(Options& o, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos) {
+    std::fprintf(stderr, "--param expects name=value, got %s\n", assignment.c_str());
+    std::exit(2);
+  }
+  const std::string name = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  joltgym::ParamValue value;
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text == "true" || text == "false") {
+    value.numbers = {text == "true" ? 1.0 : 0.0};
+  } else if (!text.empty() && end != nullptr && *end == '\0') {
+    value.numbers = {number};
+  } else {
+    value.text = text;
+    value.is_text = true;
+  }
+  o.params[name] = value;
+}
 
 Options Parse(int argc, char** argv) {
   Options o;
@@ -50,6 +77,7 @@ Options Parse(int argc, char** argv) {
     else if (key == "--mode") o.mode = value;
     else if (key == "--assets") o.assets = value;
     else if (key == "--actions") o.actions = value;
+    else if (key == "--param") AddParam(o, value);
     else if (key == "--worlds") o.worlds = std::atoi(value);
     else if (key == "--threads") o.threads = std::atoi(value);
     else if (key == "--steps") o.steps = std::atoi(value);
@@ -69,7 +97,7 @@ int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   if (!o.assets.empty()) joltgym::SetAssetDir(o.assets);
   const auto& info = joltgym::TaskRegistry::Get().Find(o.task);
-  const auto task = info.factory(joltgym::Params(info.params, {}));
+  const auto task = info.factory(joltgym::Params(info.params, o.params));
   const mjModel* m = task->model();
   const int frame_skip = static_cast<int>(task->dt() / m->opt.timestep + 0.5);
   const int act = task->num_agents() * task->act_dim();

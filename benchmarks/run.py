@@ -1,0 +1,503 @@
+"""The benchmark suite: joltgym_marl against the engine limit and what users would pick instead.
+
+    python -m benchmarks.run [--quick] [--out DIR] [--rounds R] [--budget S] [--skip-missing]
+    python benchmarks/run.py ...
+
+Measures env-steps per second (agent-steps for the multi-agent race) of
+HalfCheetah, Humanoid, Ant and CheetahRace (4 agents) at 1, 8, 64 and 256
+worlds on 1 and 2 threads, for
+
+* ``limit``: the C++ ``raw_step_limit --mode env`` (the whole env step through
+  the same World code, threads free-running, no Python), on the same
+  pre-drawn actions (16 sets, cycled) as the Python contenders, world i seeded i;
+* ours: ``core`` (one ``*Core.step`` loop, 1 world), ``vector``
+  (``gymnasium.make_vec("joltgym_marl/<Robot>-v0", vectorization_mode="vector_entry_point")``)
+  and, for the race, ``agent_vec`` (``cheetah_race_v0.vec_env``);
+* the alternatives: ``gymnasium.make("<Robot>-v5")`` in a loop, Gymnasium's
+  ``SyncVectorEnv`` and ``AsyncVectorEnv`` (one process per world, so at most
+  64 worlds), ``mujoco.batch`` with the env written in NumPy, EnvPool (sync
+  and async), and for the race SuperSuit's ``concat_vec_envs_v1`` pipeline.
+
+Every contender family runs in its own long-lived worker process
+(``benchmarks/_worker.py``), so ours are measured in a process that has not
+imported MuJoCo's Python bindings. Rounds are interleaved: in each round, for
+each configuration, each contender is asked in turn (in an order rotated per
+round) to run for a fixed time after a short warm-up. Reported: the median
+and min-max over rounds, and the ratio to the limit (the median over rounds
+of the ratio of the two measurements taken back to back).
+
+Then how cost grows: memory per world and construction time of our vector
+env (a fresh process per size), and our HalfCheetah throughput from 1 to 1024
+worlds on 2 threads.
+
+Writes ``results.json``, ``throughput.png``, ``scaling.png`` and
+``results.md`` into ``--out`` (default ``benchmarks/results``) and prints the
+Markdown. Exits 2 if a peer library is missing (unless ``--skip-missing``),
+1 if any measurement failed. ``--quick`` runs every contender once on small
+sizes in well under two minutes (the CI check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._paths import ROOT, prefer_installed_package  # noqa: E402
+
+prefer_installed_package()
+
+import numpy as np  # noqa: E402
+
+from benchmarks import _report  # noqa: E402
+
+# (native task, label, agents per world)
+TASKS = [
+    ("half_cheetah", "HalfCheetah", 1),
+    ("humanoid", "Humanoid", 1),
+    ("ant", "Ant", 1),
+    ("cheetah_race", "CheetahRace", 4),
+]
+SINGLE_AGENT = ("half_cheetah", "humanoid", "ant")
+ASYNC_CAP = 64  # Gymnasium's AsyncVectorEnv starts one process per world
+
+# name: (worker family, label)
+CONTENDERS = {
+    "limit": ("native", "limit: C++ raw_step_limit --mode env"),
+    "core": ("ours", "ours: core (*Core.step loop)"),
+    "vector": ("ours", "ours: vector env (WorldPool)"),
+    "agent_vec": ("ours", "ours: agent vector env"),
+    "gym_loop": ("gymnasium", "gymnasium.make(*-v5) loop"),
+    "gym_sync": ("gymnasium", "Gymnasium SyncVectorEnv"),
+    "gym_async": ("gymnasium", f"Gymnasium AsyncVectorEnv (<= {ASYNC_CAP} worlds)"),
+    "mj_batch": ("mujoco_batch", "mujoco.batch + NumPy env"),
+    "envpool_sync": ("envpool", "EnvPool sync"),
+    "envpool_async": ("envpool", "EnvPool async (batch N/2)"),
+    "supersuit_0": ("supersuit", "SuperSuit num_cpus=0"),
+    "supersuit_T": ("supersuit", "SuperSuit num_cpus=T"),
+}
+# Which package each worker family needs, for the message when it is missing.
+FAMILY_PACKAGES = {
+    "ours": "joltgym_marl", "native": "cmake and a C++17 compiler", "gymnasium": "gymnasium[mujoco]",
+    "mujoco_batch": "mujoco (with mujoco.batch)", "envpool": "envpool", "supersuit": "supersuit",
+    "memprobe": "psutil",
+}
+
+
+def applies(contender: str, task: str, worlds: int) -> bool:
+    if contender == "limit":
+        return True
+    if task not in SINGLE_AGENT:
+        return contender in ("agent_vec", "supersuit_0", "supersuit_T")
+    if contender in ("core", "gym_loop"):
+        return worlds == 1
+    if contender == "gym_async":
+        return worlds <= ASYNC_CAP
+    return contender in ("vector", "gym_sync", "mj_batch", "envpool_sync", "envpool_async")
+
+
+# -- worker processes -------------------------------------------------------------------------
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+def fail(message: str) -> SystemExit:
+    """Exit status 2 with a message: the suite cannot run as asked."""
+    print(f"benchmark error: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+class Worker:
+    """A ``benchmarks._worker`` process: JSON requests in, JSON lines out."""
+
+    def __init__(self, family: str, log_dir: Path):
+        self.family = family
+        self.log_path = log_dir / f"worker_{family}.log"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        self.log = open(self.log_path, "a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks._worker", family], cwd=ROOT, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.hello: dict | None = None
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def receive(self, timeout: float) -> dict:
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise WorkerError(f"worker {self.family} gave no answer in {timeout:.0f} s "
+                              f"(see {self.log_path})") from None
+        if line is None:
+            raise WorkerError(f"worker {self.family} exited (code {self.process.wait()}); "
+                              f"last lines of {self.log_path}:\n{self.log_tail()}")
+        return json.loads(line)
+
+    def greet(self, timeout: float = 300.0) -> dict:
+        self.hello = self.receive(timeout)
+        return self.hello
+
+    def ask(self, request: dict, timeout: float) -> dict:
+        if self.process.poll() is not None:
+            raise WorkerError(f"worker {self.family} is not running; last lines of {self.log_path}:\n"
+                              f"{self.log_tail()}")
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self.receive(timeout)
+
+    def log_tail(self, lines: int = 15) -> str:
+        self.log.flush()
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.write(json.dumps({"op": "quit"}) + "\n")
+                self.process.stdin.flush()
+                self.process.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+# -- set-up -----------------------------------------------------------------------------------
+
+
+def machine_info() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor() or "unknown"
+    versions = {}
+    for package in ("joltgym_marl", "mujoco", "envpool", "gymnasium", "supersuit", "pettingzoo", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"cpu": cpu, "logical_cores": os.cpu_count(), "usable_cores": usable,
+            "python": platform.python_version(), "platform": platform.platform(), "versions": versions}
+
+
+def task_specs() -> tuple[dict, str]:
+    """Agents, action size and bounds of each task (from the native pool itself), and the asset folder."""
+    import joltgym_marl
+
+    specs = {}
+    for task, label, agents in TASKS:
+        kwargs = {"num_agents": agents} if task == "cheetah_race" else {}
+        with joltgym_marl.WorldPool(task, 1, num_threads=1, **kwargs) as pool:
+            specs[task] = {"label": label, "agents": pool.num_agents, "act_dim": pool.act_dim,
+                           "low": np.asarray(pool.action_low, np.float32),
+                           "high": np.asarray(pool.action_high, np.float32)}
+    return specs, str(joltgym_marl.ASSET_DIR)
+
+
+class Actions:
+    """Pre-drawn actions per (task, worlds), written once to files the workers read.
+
+    ``[16, worlds, agents, act_dim]`` float32, uniform within the action
+    bounds, seeded, the layout ``raw_step_limit --actions`` reads.
+    """
+
+    def __init__(self, specs: dict, directory: Path):
+        self.specs, self.directory, self.files = specs, directory, {}
+
+    def file(self, task: str, worlds: int) -> str:
+        key = (task, worlds)
+        if key not in self.files:
+            spec = self.specs[task]
+            shape = (16, worlds, spec["agents"], spec["act_dim"])
+            actions = np.random.default_rng(0).uniform(spec["low"], spec["high"], size=shape)
+            path = self.directory / f"actions_{task}_{worlds}.f32"
+            actions.astype(np.float32).tofile(path)
+            self.files[key] = str(path)
+        return self.files[key]
+
+
+def build_limits() -> dict:
+    # cmake from pip (the test extra) sits next to the interpreter, which may not be on PATH.
+    beside = Path(sys.executable).parent
+    if (beside / "cmake").exists():
+        os.environ["PATH"] = os.pathsep.join([str(beside), os.environ.get("PATH", "")])
+    from benchmarks._native_build import raw_step_limit_binary
+
+    return {"raw_step_limit": str(raw_step_limit_binary())}
+
+
+# -- the runs -----------------------------------------------------------------------------------
+
+
+class Suite:
+    def __init__(self, args, out: Path):
+        self.args = args
+        self.out = out
+        self.log_dir = out / "logs"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.workers: dict[str, Worker] = {}
+        self.errors: list[dict] = []
+        self.skipped: dict[str, str] = {}
+        self.versions: dict[str, dict] = {}
+
+    def progress(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    def start_workers(self, families: list[str]) -> None:
+        for family in families:
+            self.workers[family] = Worker(family, self.log_dir)
+        missing = []
+        for family in families:
+            worker = self.workers[family]
+            try:
+                hello = worker.greet()
+            except WorkerError as error:
+                hello = {"ok": False, "error": str(error)}
+            if not hello.get("ok"):
+                missing.append((family, hello))
+                continue
+            self.versions[family] = hello.get("versions", {})
+            if family == "ours" and hello.get("mujoco_imported"):
+                raise fail("the 'ours' worker imported mujoco's Python bindings; "
+                           "our contenders must be measured without them")
+        for family, hello in missing:
+            self.workers.pop(family).close()
+            reason = hello.get("error", "unknown error")
+            if hello.get("missing"):
+                reason = (f"{reason} -- install {FAMILY_PACKAGES.get(family, hello['missing'])} "
+                          f"(pip install {FAMILY_PACKAGES.get(family, hello['missing']).split(' ')[0]})")
+            if not self.args.skip_missing or family == "ours":
+                for worker in self.workers.values():
+                    worker.close()
+                raise fail(f"the {family} contenders cannot run: {reason}\n"
+                           "(pass --skip-missing to run without them)")
+            self.skipped[family] = reason
+            self.progress(f"skipping the {family} contenders: {reason}")
+
+    def measure(self, contender: str, config: dict, request: dict) -> float | None:
+        family = CONTENDERS[contender][0]
+        worker = self.workers.get(family)
+        if worker is None:
+            return None
+        timeout = 120.0 + 20 * request["budget"]
+        try:
+            answer = worker.ask(request, timeout)
+        except WorkerError as error:
+            answer = {"ok": False, "error": str(error)}
+            worker.close()
+            self.workers.pop(family, None)
+            self.progress(f"worker {family} failed; restarting it")
+            try:
+                self.workers[family] = Worker(family, self.log_dir)
+                self.workers[family].greet()
+            except WorkerError:
+                self.workers.pop(family, None)
+        if answer.get("ok") and family == "ours" and answer.get("mujoco_imported"):
+            answer = {"ok": False, "error": "mujoco got imported in the 'ours' worker"}
+        if not answer.get("ok"):
+            self.errors.append({**config, "contender": contender, "error": answer.get("error"),
+                                "traceback": answer.get("traceback")})
+            self.progress(f"  ERROR {contender} {config}: {answer.get('error')}")
+            return None
+        return float(answer["rate"])
+
+    def request(self, contender: str, task: str, worlds: int, threads: int) -> dict:
+        spec = self.specs[task]
+        request = {"op": "measure", "contender": contender, "task": task, "worlds": worlds,
+                   "threads": threads, "agents": spec["agents"], "act_dim": spec["act_dim"],
+                   "actions": self.actions.file(task, worlds), "budget": self.args.budget,
+                   "warmup": self.args.warmup}
+        if contender == "limit":
+            params = [f"num_agents={spec['agents']}"] if task == "cheetah_race" else []
+            request.update(binary=self.binaries["raw_step_limit"], binary_task=task, params=params)
+            request["assets"] = self.asset_dir
+        return request
+
+    def throughput_rounds(self, configs: list[tuple], title: str) -> dict:
+        """``configs``: (task, worlds, threads, [contenders]). Returns samples per key, by round."""
+        samples: dict[tuple, list] = {}
+        rounds = self.args.rounds
+        for r in range(rounds):
+            started = time.perf_counter()
+            for task, worlds, threads, contenders in configs:
+                shift = r % len(contenders)
+                order = contenders[shift:] + contenders[:shift]
+                for contender in order:
+                    config = {"task": task, "worlds": worlds, "threads": threads, "round": r}
+                    rate = self.measure(contender, config, self.request(contender, task, worlds, threads))
+                    samples.setdefault((task, contender, worlds, threads), [None] * rounds)[r] = rate
+                    shown = "failed" if rate is None else f"{rate:,.0f}/s"
+                    self.progress(f"[{title} {r + 1}/{rounds}] {task:<12} {worlds:>5}w {threads}t "
+                                  f"{contender:<14} {shown}")
+            self.progress(f"[{title}] round {r + 1}/{rounds} took {time.perf_counter() - started:.0f} s")
+        return samples
+
+    def memory(self, tasks: list[str], sizes: list[int], threads: int) -> list[dict]:
+        rows = []
+        for task in tasks:
+            for worlds in sizes:
+                worker = Worker("memprobe", self.log_dir)
+                try:
+                    hello = worker.greet()
+                    if not hello.get("ok"):
+                        raise WorkerError(hello.get("error", "memprobe worker failed to start"))
+                    answer = worker.ask({"op": "memory", "task": task, "worlds": worlds, "threads": threads,
+                                         "agents": self.specs[task]["agents"]}, timeout=600)
+                except WorkerError as error:
+                    answer = {"ok": False, "error": str(error)}
+                finally:
+                    worker.close()
+                config = {"task": task, "worlds": worlds, "threads": threads}
+                if not answer.get("ok"):
+                    self.errors.append({**config, "contender": "memory", "error": answer.get("error"),
+                                        "traceback": answer.get("traceback")})
+                    self.progress(f"  ERROR memory {config}: {answer.get('error')}")
+                    continue
+                rows.append({**config, **{k: answer[k] for k in (
+                    "rss_before", "rss_after", "bytes_per_world", "construct_seconds",
+                    "reset_and_step_seconds")}})
+                self.progress(f"[memory] {task:<12} {worlds:>5} worlds: "
+                              f"{answer['bytes_per_world'] / 1024:,.1f} KiB/world, "
+                              f"built in {answer['construct_seconds'] * 1000:,.1f} ms")
+        return rows
+
+    def run(self) -> dict:
+        args = self.args
+        started = time.time()
+        self.progress("building the C++ limit programs ...")
+        try:
+            self.binaries = build_limits()
+        except (subprocess.CalledProcessError, RuntimeError, FileNotFoundError) as error:
+            raise fail(f"could not build the C++ limit programs "
+                       f"(needs cmake and a C++17 compiler): {error}") from None
+        self.specs, self.asset_dir = task_specs()
+        tmp = tempfile.TemporaryDirectory(prefix="joltgym_bench_")
+        self.actions = Actions(self.specs, Path(tmp.name))
+
+        tasks = [t for t, _, _ in TASKS if t in args.tasks]
+        contenders = [c for c in CONTENDERS if c in args.contenders]
+        families = sorted({CONTENDERS[c][0] for c in contenders
+                           if any(applies(c, t, w) for t in tasks for w in args.worlds)} | {"ours", "native"})
+        self.progress(f"starting workers: {', '.join(families)}")
+        self.start_workers(families)
+
+        configs = []
+        for task in tasks:
+            for worlds in args.worlds:
+                for threads in args.threads:
+                    listed = [c for c in contenders if applies(c, task, worlds)
+                              and CONTENDERS[c][0] in self.workers]
+                    configs.append((task, worlds, threads, listed))
+        grid = self.throughput_rounds(configs, "throughput")
+
+        scaling_configs = [("half_cheetah", worlds, 2, ["limit", "vector"]) for worlds in args.scaling_worlds]
+        scaling = self.throughput_rounds(scaling_configs, "scaling") if args.scaling_worlds else {}
+        memory = self.memory(tasks, args.memory_worlds, threads=2) if args.memory_worlds else []
+
+        for worker in self.workers.values():
+            worker.close()
+        tmp.cleanup()
+
+        settings = {"quick": args.quick, "rounds": args.rounds, "budget_seconds": args.budget,
+                    "warmup_seconds": args.warmup, "worlds": args.worlds, "threads": args.threads,
+                    "scaling_worlds": args.scaling_worlds, "memory_worlds": args.memory_worlds,
+                    "async_cap": ASYNC_CAP}
+        return _report.assemble(
+            grid=grid, scaling=scaling, memory=memory, tasks=TASKS, contenders=CONTENDERS,
+            machine=self.machine, settings=settings, worker_versions=self.versions,
+            errors=self.errors, skipped=self.skipped, started=started, duration=time.time() - started)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="every contender once on small sizes (1 and 8 worlds), tiny time budget")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
+                        help="output directory (default: benchmarks/results)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
+    parser.add_argument("--budget", type=float, help="seconds per measurement (default 0.5; quick 0.05)")
+    parser.add_argument("--warmup", type=float, help="warm-up seconds per measurement (default 0.1; quick 0.01)")
+    parser.add_argument("--worlds", type=int, nargs="+", help="world counts (default 1 8 64 256; quick 1 8)")
+    parser.add_argument("--threads", type=int, nargs="+", help="thread counts (default 1 2)")
+    parser.add_argument("--tasks", nargs="+", choices=[t for t, _, _ in TASKS], help="tasks (default all)")
+    parser.add_argument("--contenders", nargs="+", choices=list(CONTENDERS), help="contenders (default all)")
+    parser.add_argument("--scaling-worlds", type=int, nargs="*",
+                        help="HalfCheetah 2-thread throughput sizes (default 1 4 16 64 256 1024; quick 1 4 16)")
+    parser.add_argument("--memory-worlds", type=int, nargs="*",
+                        help="memory/construction sizes (default 1 64 512 4096; quick 1 64)")
+    parser.add_argument("--skip-missing", action="store_true",
+                        help="run without the contenders whose peer library is not installed")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    defaults = {
+        "rounds": 1 if quick else 3,
+        "budget": 0.05 if quick else 0.5,
+        "warmup": 0.01 if quick else 0.1,
+        "worlds": [1, 8] if quick else [1, 8, 64, 256],
+        "threads": [1, 2],
+        "tasks": [t for t, _, _ in TASKS],
+        "contenders": list(CONTENDERS),
+        "scaling_worlds": [1, 4, 16] if quick else [1, 4, 16, 64, 256, 1024],
+        "memory_worlds": [1, 64] if quick else [1, 64, 512, 4096],
+    }
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.rounds < 1 or args.budget <= 0 or args.warmup < 0:
+        parser.error("--rounds should be >= 1, --budget > 0 and --warmup >= 0")
+    if "limit" not in args.contenders:
+        args.contenders = ["limit", *args.contenders]
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    suite = Suite(args, out)
+    suite.machine = machine_info()
+    results = suite.run()
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    _report.charts(results, out)
+    markdown = _report.markdown(results)
+    (out / "results.md").write_text(markdown)
+    print(markdown)
+    if results["errors"]:
+        print(f"{len(results['errors'])} measurement(s) failed; see results.json and {out / 'logs'}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
