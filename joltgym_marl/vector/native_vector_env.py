@@ -113,6 +113,11 @@ class NativeVectorEnv(VectorEnv):
         self._final_obs = pool.final_obs.reshape(n, pool.obs_dim)
         self._final_infos = pool.final_infos.reshape(n, -1)
         self._fields = pool.info_fields
+        # (key, mask key, column index or slice, present at reset), made once.
+        self._info_columns = [
+            (name, f"_{name}", offset if size == 1 else slice(offset, offset + size), at_reset)
+            for name, offset, size, at_reset in self._fields
+        ]
         self._all = np.ones(n, dtype=bool)
 
     # -- Gymnasium API ---------------------------------------------------------
@@ -150,17 +155,19 @@ class NativeVectorEnv(VectorEnv):
         pool = self._open()
         pool.step_all(actions)
         kind = pool.reset_kind
-        stepped = kind == 0
-        infos = self._info_dict(self._infos, self._all, step_rows=stepped)
-        ended = kind == 2
-        if ended.any():
-            final_obs = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(ended):
-                final_obs[i] = self._final_obs[i].copy()
-            infos["final_obs"] = final_obs
-            infos["_final_obs"] = ended
-            infos["final_info"] = self._info_dict(self._final_infos, ended, step_rows=ended)
-            infos["_final_info"] = ended
+        if not kind.any():  # the common case: every world stepped, none ended
+            infos = self._info_dict(self._infos, self._all, self._all, full=True)
+        else:
+            infos = self._info_dict(self._infos, self._all, kind == 0)
+            ended = kind == 2
+            if ended.any():
+                final_obs = np.full(self.num_envs, None, dtype=object)
+                for i in np.flatnonzero(ended):
+                    final_obs[i] = self._final_obs[i].copy()
+                infos["final_obs"] = final_obs
+                infos["_final_obs"] = ended
+                infos["final_info"] = self._info_dict(self._final_infos, ended, ended)
+                infos["_final_info"] = ended
         if pool.unstable.any():
             infos["physics_unstable"] = pool.unstable.copy()
             infos["_physics_unstable"] = pool.unstable.copy()
@@ -190,24 +197,29 @@ class NativeVectorEnv(VectorEnv):
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
 
-    def _info_dict(self, rows: np.ndarray, valid: np.ndarray, step_rows: np.ndarray | None) -> dict:
+    def _info_dict(self, rows: np.ndarray, valid: np.ndarray, step_rows: np.ndarray | None,
+                   full: bool = False) -> dict:
         """Gymnasium's vector info: each key an array over envs plus a ``_key`` mask.
 
         Reset-time fields are valid wherever ``valid``; step-only fields where
-        ``step_rows`` (never on a reset).
+        ``step_rows`` (never on a reset). ``full``: both masks are all True.
         """
         infos: dict[str, Any] = {}
-        for name, offset, size, at_reset in self._fields:
+        for name, mask_name, columns, at_reset in self._info_columns:
+            values = rows[:, columns]
+            if full:
+                infos[name] = values.copy()
+                infos[mask_name] = self._all.copy()
+                continue
             mask = valid if at_reset else step_rows
             if mask is None or not mask.any():
                 continue
-            values = rows[:, offset] if size == 1 else rows[:, offset : offset + size]
             # Entries outside the mask are zero, as in Gymnasium's SyncVectorEnv.
             if mask.all():
                 infos[name] = values.copy()
             else:
-                infos[name] = np.where(mask if size == 1 else mask[:, None], values, 0.0)
-            infos[f"_{name}"] = mask.copy()
+                infos[name] = np.where(mask if values.ndim == 1 else mask[:, None], values, 0.0)
+            infos[mask_name] = mask.copy()
         return infos
 
     def __reduce__(self):
