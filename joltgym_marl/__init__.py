@@ -6,7 +6,11 @@
 envs: ``from joltgym_marl import cheetah_race_v0, sumo_v0``.
 """
 
-from joltgym_marl._native import ASSET_DIR
+from joltgym_marl import rendering as _rendering
+
+_rendering.prefer_headless_gl()
+
+from joltgym_marl._native import ASSET_DIR  # noqa: E402
 from joltgym_marl._native import core as _core
 from joltgym_marl.cores import AntCore, HalfCheetahCore, HumanoidCore, SingleAgentCore
 from joltgym_marl.envs import MULTI_AGENT_ENVS, cheetah_race_v0, sumo_v0

@@ -47,3 +47,24 @@ def test_train_race_sb3_quick(tmp_path, pipeline):
     assert "mean forward velocity before training" in out
     assert "mean forward velocity after training" in out
     assert (tmp_path / "race.zip").exists()
+
+
+@pytest.mark.parametrize("env, extra", [
+    ("cheetah_race_v0", ["--num-agents", "3", "--layout", "shared_track", "--out", "race.gif"]),
+    ("sumo_v0", ["--out", "sumo.mp4"]),
+    ("joltgym_marl/Ant-v0", ["--out", "ant.gif"]),
+])
+def test_record_video(tmp_path, env, extra):
+    out = run("record_video.py", env, "--steps", "12", "--width", "96", "--height", "64", *extra, cwd=tmp_path)
+    path = tmp_path / extra[-1]
+    assert f"to {path.name}" in out and path.stat().st_size > 1000
+    import imageio.v2 as imageio
+
+    if path.suffix == ".gif":
+        frames = imageio.mimread(path)
+    else:
+        reader = imageio.get_reader(path)
+        frames = [reader.get_data(i) for i in range(reader.count_frames())]
+        reader.close()
+    assert len(frames) >= 5 and frames[0].shape[:2] == (64, 96)
+    assert not all((f == frames[0]).all() for f in frames[1:])

@@ -21,10 +21,10 @@ from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore
 
 MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 
-# Gymnasium keyword arguments that only configure rendering; ours has no
-# renderer yet and rejects them (render_mode=None is accepted).
-RENDERING_KWARGS = {"default_camera_config", "width", "height", "camera_id", "camera_name",
-                    "max_geom", "visual_options"}
+# Gymnasium keyword arguments that configure its own renderer's camera; ours
+# takes render_mode, width and height (its camera follows the robot) and
+# rejects these.
+RENDERING_KWARGS = {"default_camera_config", "camera_id", "camera_name", "max_geom", "visual_options"}
 
 # A non-default configuration per robot (changes the observation size).
 NON_DEFAULT_KWARGS = {
@@ -150,7 +150,7 @@ def gymnasium_keyword_defaults(gym_id: str) -> dict:
 def test_constructor_keywords_match_gymnasium(env_id):
     cls = env_class(env_id)
     defaults = gymnasium_keyword_defaults(oracle_id(env_id))
-    assert RENDERING_KWARGS | {"render_mode", "xml_file", "frame_skip"} <= set(defaults)
+    assert RENDERING_KWARGS | {"render_mode", "width", "height", "xml_file", "frame_skip"} <= set(defaults)
 
     accepted, rejected = set(), set()
     for name, value in defaults.items():
@@ -181,8 +181,8 @@ def test_constructor_keywords_match_gymnasium(env_id):
 
     with pytest.raises(TypeError, match="no_such_keyword"):
         cls(no_such_keyword=1)
-    with pytest.raises(ValueError, match="render_mode"):
-        cls(render_mode="rgb_array")
+    with pytest.raises(ValueError, match="render_mode should be None, 'rgb_array' or 'human', got 'rgb'"):
+        cls(render_mode="rgb")
 
 
 # -- vector env -------------------------------------------------------------------

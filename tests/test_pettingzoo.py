@@ -212,10 +212,9 @@ def test_render_modes(name, module):
     for mode in [None, *module.parallel_env().metadata["render_modes"]]:
         assert module.parallel_env(render_mode=mode).render_mode == mode
         module.env(render_mode=mode)
-    for mode in ["human", "rgb_array", "ansi"]:
-        if mode in module.parallel_env().metadata["render_modes"]:
-            continue
-        message = f"render_mode should be None (rendering is not available yet), got {mode!r}"
+    assert "rgb_array" in module.parallel_env().metadata["render_modes"]
+    for mode in ["ansi", "rgb", "depth_array"]:
+        message = f"render_mode should be None, 'rgb_array' or 'human', got {mode!r}"
         for constructor in [module.parallel_env, module.env, module.raw_env]:
             with pytest.raises(ValueError, match=re.escape(message)):
                 constructor(render_mode=mode)

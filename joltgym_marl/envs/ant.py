@@ -32,3 +32,4 @@ from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
 class AntEnv(NativeMujocoEnv):
     __doc__ = __doc__
     task = "ant"
+    camera = (5.0, -30.0, 90.0)

@@ -25,6 +25,7 @@ A race with one agent is exactly ``HalfCheetah-v5``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
@@ -52,6 +53,19 @@ class CheetahRace(SharedWorldEnv):
         super().__init__(max_cycles=max_cycles, render_mode=render_mode, num_agents=num_agents,
                          layout=layout, finish_line=finish_line, finish_bonus=finish_bonus, **kwargs)
 
+    def make_renderer(self, width: int, height: int):
+        return race_renderer(self.world.model_mjb(), width, height, num_agents=self.world.num_agents)
+
+
+def race_renderer(model_mjb: bytes, width: int, height: int, *, num_agents: int):
+    """Side view following the race leader, each cheetah in its own colour."""
+    from joltgym_marl import rendering
+
+    return rendering.WorldRenderer(
+        model_mjb, width, height, agent_prefixes=[f"cheetah_{k}/" for k in range(num_agents)],
+        follow=rendering.follow_leader("cheetah_", num_agents), distance=3.0 + 0.8 * num_agents,
+        elevation=-20.0, azimuth=90.0)
+
 
 def parallel_env(**kwargs: Any) -> CheetahRace:
     """The race as a PettingZoo ``ParallelEnv``."""
@@ -65,6 +79,8 @@ def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int 
     num_worlds, base_class=base_class)`` (see :mod:`joltgym_marl.vector.agent_vector_env`)."""
     from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
 
+    if base_class == "gymnasium":
+        kwargs.setdefault("renderer", functools.partial(race_renderer, num_agents=kwargs.get("num_agents", 2)))
     return make_agent_vec_env(CheetahRace.game, num_worlds, base_class=base_class,
                               num_threads=num_threads, info_decoders=CheetahRace.info_decoders,
                               **kwargs)

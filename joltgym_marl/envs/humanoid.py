@@ -34,3 +34,4 @@ from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
 class HumanoidEnv(NativeMujocoEnv):
     __doc__ = __doc__
     task = "humanoid"
+    camera = (5.0, -15.0, 90.0)

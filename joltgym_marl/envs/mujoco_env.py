@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from joltgym_marl import rendering
 from joltgym_marl._native import core as _core
 
 
@@ -22,17 +23,21 @@ class NativeMujocoEnv(gym.Env):
     """
 
     task: ClassVar[str] = ""
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"]}
+    # The free camera that follows the robot: distance, elevation, azimuth.
+    camera: ClassVar[tuple[float, float, float]] = (4.0, -15.0, 90.0)
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any):
-        if render_mode is not None:
-            raise ValueError(
-                f"render_mode should be None (rendering is not available yet), got {render_mode!r}"
-            )
+    def __init__(self, render_mode: str | None = None, width: int = 480, height: int = 480,
+                 **kwargs: Any):
+        rendering.check_render_mode(render_mode)
+        rendering.require_display_for_human(render_mode)
         self.render_mode = render_mode
-        self._kwargs = dict(kwargs)
+        self.width, self.height = width, height
+        self._kwargs = dict(kwargs, width=width, height=height)
         self._core = _core.SingleAgentCore(self.task, max_episode_steps=None, **kwargs)
-        self.metadata = {**type(self).metadata, "render_fps": int(np.round(1.0 / self._core.dt))}
+        self._renderer = None
+        self.metadata = {**type(self).metadata, "render_modes": rendering.available_render_modes(),
+                         "render_fps": int(np.round(1.0 / self._core.dt))}
         self.observation_space = spaces.Box(
             low=-np.inf, high=np.inf, shape=(self._core.obs_dim,), dtype=np.float32
         )
@@ -75,7 +80,26 @@ class NativeMujocoEnv(gym.Env):
         self._check_open()
         self._core.set_state(qpos, qvel)
 
+    def render(self):
+        """An RGB frame (``render_mode="rgb_array"``), or a viewer update (``"human"``)."""
+        self._check_open()
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            distance, elevation, azimuth = self.camera
+            self._renderer = rendering.WorldRenderer(
+                self._core.model_mjb(), self.width, self.height, follow=rendering.follow_torso,
+                distance=distance, elevation=elevation, azimuth=azimuth)
+        qpos, qvel = self._core.get_state()
+        if self.render_mode == "human":
+            self._renderer.show(qpos, qvel)
+            return None
+        return self._renderer.render(qpos, qvel)
+
     def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
         self._closed = True
 
     def _check_open(self) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from joltgym_marl import rendering
 from joltgym_marl._native import core as _core
 
 
@@ -24,22 +25,23 @@ class SharedWorldEnv(ParallelEnv):
     agent_prefix: ClassVar[str] = "agent"
     # How info entries are decoded from the native float64 record (default: float).
     info_decoders: ClassVar[dict[str, Any]] = {}
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"], "is_parallelizable": True}
 
-    def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, **kwargs: Any):
-        if render_mode is not None:
-            raise ValueError(
-                f"render_mode should be None (rendering is not available yet), got {render_mode!r}"
-            )
+    def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, width: int = 640,
+                 height: int = 480, **kwargs: Any):
+        rendering.check_render_mode(render_mode)
         self.render_mode = render_mode
-        self._kwargs = dict(kwargs, max_cycles=max_cycles)
+        self.width, self.height = width, height
+        self._renderer = None
+        self._kwargs = dict(kwargs, max_cycles=max_cycles, width=width, height=height)
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
         self.max_cycles = max_cycles
         self.possible_agents = [f"{self.agent_prefix}_{i}" for i in range(world.num_agents)]
         self.agents: list[str] = []
         self._index = {name: i for i, name in enumerate(self.possible_agents)}
-        self.metadata = {**type(self).metadata, "render_fps": int(np.round(1.0 / world.dt))}
+        self.metadata = {**type(self).metadata, "render_modes": rendering.available_render_modes(),
+                         "render_fps": int(np.round(1.0 / world.dt))}
         obs_space = spaces.Box(-np.inf, np.inf, shape=(world.obs_dim,), dtype=np.float32)
         act_space = spaces.Box(world.action_low, world.action_high, dtype=np.float32)
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
@@ -95,10 +97,31 @@ class SharedWorldEnv(ParallelEnv):
         self._check_open()
         return self._world.state()
 
-    def render(self) -> None:
-        return None
+    def render(self):
+        """An RGB frame of the world (``render_mode="rgb_array"``; agents coloured
+        distinctly, the camera following the game), or a viewer update (``"human"``)."""
+        self._check_open()
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            self._renderer = self.make_renderer(self.width, self.height)
+        qpos, qvel = self._world.get_state()
+        if self.render_mode == "human":
+            self._renderer.show(qpos, qvel)
+            return None
+        return self._renderer.render(qpos, qvel)
+
+    def make_renderer(self, width: int, height: int) -> rendering.WorldRenderer:
+        """A renderer of this game's world (games override the camera)."""
+        return rendering.WorldRenderer(
+            self._world.model_mjb(), width, height,
+            agent_prefixes=[f"{self.agent_prefix}_{k}/" for k in range(self._world.num_agents)],
+            follow=rendering.follow_origin, distance=8.0, elevation=-40.0, azimuth=90.0)
 
     def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
         self._closed = True
 
     # -- helpers -----------------------------------------------------------------

@@ -32,6 +32,7 @@ Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
@@ -59,6 +60,19 @@ class Sumo(SharedWorldEnv):
         super().__init__(max_cycles=max_cycles, render_mode=render_mode, ring_radius=ring_radius,
                          shaping_weight=shaping_weight, win_reward=win_reward,
                          draw_penalty=draw_penalty, **kwargs)
+        self._ring_radius = ring_radius
+
+    def make_renderer(self, width: int, height: int):
+        return sumo_renderer(self.world.model_mjb(), width, height, ring_radius=self._ring_radius)
+
+
+def sumo_renderer(model_mjb: bytes, width: int, height: int, *, ring_radius: float = 3.0):
+    """The whole ring from above at an angle, the Ants in two colours."""
+    from joltgym_marl import rendering
+
+    return rendering.WorldRenderer(
+        model_mjb, width, height, agent_prefixes=["ant_0/", "ant_1/"],
+        follow=rendering.follow_origin, distance=3.2 * ring_radius, elevation=-45.0, azimuth=90.0)
 
 
 def parallel_env(**kwargs: Any) -> Sumo:
@@ -72,6 +86,9 @@ def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int 
     :mod:`joltgym_marl.vector.agent_vector_env`)."""
     from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
 
+    if base_class == "gymnasium":
+        kwargs.setdefault("renderer", functools.partial(sumo_renderer,
+                                                        ring_radius=kwargs.get("ring_radius", 3.0)))
     return make_agent_vec_env(Sumo.game, num_worlds, base_class=base_class, num_threads=num_threads,
                               max_cycles=max_cycles, info_decoders=Sumo.info_decoders, **kwargs)
 

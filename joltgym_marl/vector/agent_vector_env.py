@@ -178,15 +178,25 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
         **kwargs: the game's keyword arguments (``num_agents``, ``layout``, ...).
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
                  max_cycles: int | None = 1000, copy: bool = True,
-                 info_decoders: dict[str, Any] | None = None, **kwargs: Any):
+                 info_decoders: dict[str, Any] | None = None, render_mode: str | None = None,
+                 render_world: int = 0, renderer: Any = None, **kwargs: Any):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
         self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
-                          max_cycles=max_cycles, copy=copy, info_decoders=info_decoders, **kwargs)
+                          max_cycles=max_cycles, copy=copy, info_decoders=info_decoders,
+                          render_mode=render_mode, render_world=render_world, renderer=renderer, **kwargs)
         self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
-        self.render_mode = None
+        if isinstance(render_world, bool) or not isinstance(render_world, (int, np.integer)) \
+                or not 0 <= render_world < self.num_worlds:
+            raise ValueError(f"render_world should be a world index in [0, {self.num_worlds}), got {render_world!r}")
+        self.render_mode = render_mode
+        self.render_world = int(render_world)
+        self._make_renderer = renderer
+        self._renderer = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
         self.observation_space = self.single_observation_space = self.agent_observation_space
         self.action_space = self.single_action_space = self.agent_action_space
@@ -197,7 +207,24 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
     def step(self, actions):
         return self._step_rows(actions)
 
+    def render(self):
+        """A frame of world ``render_world`` (``render_mode="rgb_array"``); the
+        state is copied under the pool's lock, so this is safe while another
+        thread steps."""
+        pool = self._check_open()
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            from joltgym_marl import rendering
+
+            make = self._make_renderer or (lambda mjb, w, h: rendering.WorldRenderer(mjb, w, h))
+            self._renderer = make(pool.model_mjb(), 640, 480)
+        return self._renderer.render(*pool.get_state(self.render_world))
+
     def close_extras(self, **kwargs: Any) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
         self._pool.close()
 
     def __reduce__(self):

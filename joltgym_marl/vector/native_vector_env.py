@@ -16,6 +16,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from joltgym_marl import rendering
 from joltgym_marl._native import core as _core
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -50,7 +51,8 @@ class NativeVectorEnv(VectorEnv):
         **kwargs: the task's keyword arguments (those of the Gymnasium env).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"],
+                                          "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -62,12 +64,13 @@ class NativeVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = True,
         render_mode: str | None = None,
+        render_world: int = 0,
+        width: int = 480,
+        height: int = 480,
         **kwargs: Any,
     ):
-        if render_mode is not None:
-            raise ValueError(
-                f"render_mode should be None (rendering is not available yet), got {render_mode!r}"
-            )
+        rendering.check_render_mode(render_mode)
+        rendering.require_display_for_human(render_mode)
         mode = _parse_mode(autoreset_mode)
         self._args = dict(
             task=task,
@@ -76,6 +79,10 @@ class NativeVectorEnv(VectorEnv):
             max_episode_steps=max_episode_steps,
             autoreset_mode=mode,
             copy=copy,
+            render_mode=render_mode,
+            render_world=render_world,
+            width=width,
+            height=height,
             **kwargs,
         )
         self._pool = _core.WorldPool(
@@ -94,7 +101,14 @@ class NativeVectorEnv(VectorEnv):
         self.num_envs = pool.num_envs
         self.copy = copy
         self.render_mode = render_mode
+        if isinstance(render_world, bool) or not isinstance(render_world, (int, np.integer)) \
+                or not 0 <= render_world < pool.num_envs:
+            raise ValueError(f"render_world should be a world index in [0, {pool.num_envs}), got {render_world!r}")
+        self.render_world = int(render_world)
+        self._render_size = (width, height)
+        self._renderer = None
         self.metadata = {**type(self).metadata, "autoreset_mode": mode,
+                         "render_modes": rendering.available_render_modes(),
                          "render_fps": int(np.round(1.0 / pool.dt))}
         self.single_observation_space = spaces.Box(
             -np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32
@@ -179,7 +193,26 @@ class NativeVectorEnv(VectorEnv):
             infos,
         )
 
+    def render(self):
+        """A frame of world ``render_world`` (``render_mode="rgb_array"``), or a
+        viewer update (``"human"``). Safe while another thread steps the pool:
+        the state is copied under the pool's lock."""
+        pool = self._open()
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            self._renderer = rendering.WorldRenderer(pool.model_mjb(), *self._render_size,
+                                                     follow=rendering.follow_torso)
+        qpos, qvel = pool.get_state(self.render_world)
+        if self.render_mode == "human":
+            self._renderer.show(qpos, qvel)
+            return None
+        return self._renderer.render(qpos, qvel)
+
     def close_extras(self, **kwargs: Any) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
         self._pool.close()
 
     # -- helpers -------------------------------------------------------------------

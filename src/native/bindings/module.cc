@@ -442,13 +442,30 @@ class PyWorldPool {
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
 
+  // Copies world `index`'s qpos/qvel under the pool's lock, so a reader (a
+  // renderer, say) never sees a world half-way through a step that another
+  // Python thread is running.
   py::tuple GetState(py::handle index) {
     const int i = CheckIndex(index);
-    const mjModel* m = Open().task().model();
-    const mjData* d = Open().world(i).data();
-    py::array_t<double> qpos(m->nq), qvel(m->nv);
-    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
-    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+    long nq, nv;
+    {
+      const mjModel* m = Open().task().model();
+      nq = m->nq;
+      nv = m->nv;
+    }
+    py::array_t<double> qpos(nq), qvel(nv);
+    double* p = qpos.mutable_data();
+    double* v = qvel.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) {
+        const mjData* d = pool_->world(i).data();
+        std::copy(d->qpos, d->qpos + nq, p);
+        std::copy(d->qvel, d->qvel + nv, v);
+      }
+    }
+    Open();
     return py::make_tuple(qpos, qvel);
   }
 

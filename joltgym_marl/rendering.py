@@ -1,0 +1,182 @@
+"""Frames of native worlds with MuJoCo's own renderer, headless by default.
+
+Rendering never touches the simulation: the renderer keeps its own copy of the
+compiled model (the very MJB the native world runs) and its own MjData, into
+which it copies the world's qpos/qvel and runs mj_forward before drawing.
+Agents of shared worlds are coloured distinctly (in the renderer's copy only).
+
+On a machine without a display, MuJoCo is pointed at EGL (Mesa's software
+rasterizer works) unless MUJOCO_GL is already set. Importing MuJoCo's Python
+bindings happens only when a renderer is created; see docs/DESIGN.md for why
+joltgym_marl otherwise never imports them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+AGENT_COLORS = [
+    (0.90, 0.40, 0.10, 1.0),  # orange
+    (0.10, 0.45, 0.85, 1.0),  # blue
+    (0.30, 0.70, 0.20, 1.0),  # green
+    (0.60, 0.25, 0.70, 1.0),  # purple
+    (0.95, 0.75, 0.10, 1.0),  # yellow
+    (0.20, 0.75, 0.80, 1.0),  # cyan
+    (0.75, 0.15, 0.20, 1.0),  # red
+    (0.45, 0.45, 0.45, 1.0),  # grey
+]
+
+RENDER_MODES = ("rgb_array", "human")
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def available_render_modes() -> list[str]:
+    """``rgb_array`` always; ``human`` only where a display exists."""
+    return ["rgb_array", "human"] if has_display() else ["rgb_array"]
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode should be None, 'rgb_array' or 'human', got {render_mode!r}")
+
+
+def prefer_headless_gl() -> None:
+    """Points MuJoCo at EGL where there is no display (MuJoCo reads MUJOCO_GL
+    once, when its Python bindings are first imported)."""
+    if "MUJOCO_GL" not in os.environ and not has_display():
+        os.environ["MUJOCO_GL"] = "egl"
+
+
+NO_DISPLAY = ("render_mode='human' needs a display, and this machine has none (DISPLAY is not set); "
+              "use render_mode='rgb_array' for frames, or examples/record_video.py for a video")
+
+
+def require_display_for_human(render_mode: str | None) -> None:
+    """Gymnasium envs refuse human mode up front where no display exists."""
+    if render_mode == "human" and not has_display():
+        raise RuntimeError(NO_DISPLAY)
+
+
+def _import_mujoco():
+    prefer_headless_gl()
+    import mujoco
+
+    return mujoco
+
+
+class WorldRenderer:
+    """Draws one native world from its state.
+
+    Args:
+        model_mjb: the world's compiled model (``model_mjb()`` of a core, pool
+            or shared world).
+        width, height: frame size in pixels.
+        agent_prefixes: body-name prefixes of the agents to colour (shared worlds).
+        follow: maps the renderer's MjData to the camera's look-at point.
+        distance, elevation, azimuth: the free camera's placement.
+    """
+
+    def __init__(self, model_mjb: bytes, width: int = 640, height: int = 480, *,
+                 agent_prefixes: list[str] | None = None,
+                 follow: Callable[[Any], np.ndarray] | None = None,
+                 distance: float = 4.0, elevation: float = -20.0, azimuth: float = 90.0):
+        for name, value in (("width", width), ("height", height)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 4096:
+                raise ValueError(f"{name} should be an int in [16, 4096], got {value!r}")
+        mujoco = _import_mujoco()
+        self._mujoco = mujoco
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "world.mjb")
+            with open(path, "wb") as f:
+                f.write(model_mjb)
+            self.model = mujoco.MjModel.from_binary_path(path)
+        self.model.vis.global_.offwidth = max(int(width), self.model.vis.global_.offwidth)
+        self.model.vis.global_.offheight = max(int(height), self.model.vis.global_.offheight)
+        # An agent is the subtree under its prefixed root body (unnamed bodies
+        # of the robot, such as Ant's lower legs, belong to it too).
+        roots = [[b for b in range(1, self.model.nbody)
+                  if self.model.body_parentid[b] == 0 and self.model.body(b).name.startswith(prefix)]
+                 for prefix in (agent_prefixes or [])]
+        for k, agent_roots in enumerate(roots):
+            color = AGENT_COLORS[k % len(AGENT_COLORS)]
+            for g in range(self.model.ngeom):
+                root = self.model.body_rootid[self.model.geom_bodyid[g]]
+                if root in agent_roots and self.model.geom_rgba[g, 3] > 0:
+                    self.model.geom_rgba[g] = color
+                    self.model.geom_matid[g] = -1
+        self.data = mujoco.MjData(self.model)
+        self.width, self.height = int(width), int(height)
+        try:
+            self._renderer = mujoco.Renderer(self.model, self.height, self.width)
+        except Exception as error:
+            raise RuntimeError(
+                f"could not create an OpenGL context for rendering ({error}); on a machine without a "
+                "display set MUJOCO_GL=egl (or osmesa) before anything imports mujoco "
+                "(import joltgym_marl first, or export MUJOCO_GL=egl)"
+            ) from error
+        self._follow = follow or (lambda data: data.xpos[1].copy())
+        self.camera = mujoco.MjvCamera()
+        self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+        self.camera.distance, self.camera.elevation, self.camera.azimuth = distance, elevation, azimuth
+        self._viewer = None
+
+    def _load(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = qvel
+        self._mujoco.mj_forward(self.model, self.data)
+
+    def render(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """An (height, width, 3) uint8 frame of the state (qpos, qvel)."""
+        self._load(qpos, qvel)
+        self.camera.lookat[:] = self._follow(self.data)
+        self._renderer.update_scene(self.data, self.camera)
+        return self._renderer.render().copy()
+
+    def show(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Shows the state in MuJoCo's interactive viewer (needs a display)."""
+        if not has_display():
+            raise RuntimeError(NO_DISPLAY)
+        self._load(qpos, qvel)
+        if self._viewer is None:
+            import mujoco.viewer
+
+            self._viewer = mujoco.viewer.launch_passive(self.model, self.data)
+        self._viewer.sync()
+
+    def close(self) -> None:
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+
+def follow_torso(data) -> np.ndarray:
+    """Look at the first robot's root body."""
+    return data.xpos[1].copy()
+
+
+def follow_leader(prefix: str, num_agents: int):
+    """Look at the agent furthest along x (y at the middle of the field)."""
+    def follow(data) -> np.ndarray:
+        model = data.model
+        ids = [model.body(f"{prefix}{k}/torso").id for k in range(num_agents)]
+        xs = data.xpos[ids]
+        lookat = xs[np.argmax(xs[:, 0])].copy()
+        lookat[1] = xs[:, 1].mean()
+        return lookat
+
+    return follow
+
+
+def follow_origin(data) -> np.ndarray:
+    return np.zeros(3)
