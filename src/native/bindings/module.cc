@@ -150,6 +150,25 @@ py::array_t<float> ToFloatArray(const std::vector<double>& values) {
   return out;
 }
 
+// Copies of one world's (qpos, qvel), for cores and shared worlds that a
+// single Python object owns (the pool reads its worlds under its lock).
+py::tuple StateOf(const World& world) {
+  const mjModel* m = world.task().model();
+  const mjData* d = world.data();
+  py::array_t<double> qpos(m->nq), qvel(m->nv);
+  std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
+  std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+  return py::make_tuple(qpos, qvel);
+}
+
+// Checks (qpos, qvel), sets them and runs mj_forward, writing the observation.
+void SetStateOf(World& world, py::handle qpos, py::handle qvel, float* obs) {
+  const mjModel* m = world.task().model();
+  auto p = CheckStateArray(qpos, m->nq, "qpos");
+  auto v = CheckStateArray(qvel, m->nv, "qvel");
+  world.SetState(p.data(), v.data(), obs);
+}
+
 // ---------------------------------------------------------------------------
 
 class SingleAgentCore {
@@ -189,21 +208,9 @@ class SingleAgentCore {
     return py::make_tuple(Obs(), static_cast<double>(reward), terminated, truncated, info);
   }
 
-  py::tuple GetState() const {
-    const mjModel* m = task_->model();
-    const mjData* d = world_->data();
-    py::array_t<double> qpos(m->nq), qvel(m->nv);
-    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
-    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
-    return py::make_tuple(qpos, qvel);
-  }
+  py::tuple GetState() const { return StateOf(*world_); }
 
-  void SetState(py::handle qpos, py::handle qvel) {
-    const mjModel* m = task_->model();
-    auto p = CheckStateArray(qpos, m->nq, "qpos");
-    auto v = CheckStateArray(qvel, m->nv, "qvel");
-    world_->SetState(p.data(), v.data(), obs_.data());
-  }
+  void SetState(py::handle qpos, py::handle qvel) { SetStateOf(*world_, qpos, qvel, obs_.data()); }
 
   py::array_t<float> Obs() const {
     py::array_t<float> out(static_cast<py::ssize_t>(obs_.size()));
@@ -283,20 +290,10 @@ class MultiAgentEnv {
   }
   int state_dim() const { return static_cast<int>(task_->model()->nq + task_->model()->nv); }
 
-  py::tuple GetState() const {
-    const mjModel* m = task_->model();
-    const mjData* d = world_->data();
-    py::array_t<double> qpos(m->nq), qvel(m->nv);
-    std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
-    std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
-    return py::make_tuple(qpos, qvel);
-  }
+  py::tuple GetState() const { return StateOf(*world_); }
 
   void SetState(py::handle qpos, py::handle qvel) {
-    const mjModel* m = task_->model();
-    auto p = CheckStateArray(qpos, m->nq, "qpos");
-    auto v = CheckStateArray(qvel, m->nv, "qvel");
-    world_->SetState(p.data(), v.data(), obs_.mutable_data());
+    SetStateOf(*world_, qpos, qvel, obs_.mutable_data());
   }
 
   py::array Obs() const { return Copy(obs_); }
