@@ -59,6 +59,13 @@ NO_DISPLAY = ("render_mode='human' needs a display, and this machine has none (D
               "use render_mode='rgb_array' for frames, or examples/record_video.py for a video")
 
 
+def check_render_world(index, num_worlds: int) -> int:
+    """The world a vector env renders: an int in [0, num_worlds)."""
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < num_worlds:
+        raise ValueError(f"render_world should be a world index in [0, {num_worlds}), got {index!r}")
+    return int(index)
+
+
 def require_display_for_human(render_mode: str | None) -> None:
     """Gymnasium envs refuse human mode up front where no display exists."""
     if render_mode == "human" and not has_display():

@@ -29,7 +29,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from joltgym_marl import rendering
 from joltgym_marl._native import core as _core
+from joltgym_marl.vector._rows import flat_rows
 
 
 class AgentInfos(Sequence):
@@ -114,12 +116,10 @@ class _AgentRows:
         self._copy = copy
         self._decoders = dict(info_decoders or {})
         self._fields = pool.info_fields
-        self._obs = pool.obs.reshape(rows, pool.obs_dim)
-        self._rewards = pool.rewards.reshape(rows)
-        self._terminations = pool.terminations.reshape(rows)
-        self._truncations = pool.truncations.reshape(rows)
-        self._infos = pool.infos.reshape(rows, -1)
-        self._final_obs = pool.final_obs.reshape(rows, pool.obs_dim)
+        flat = flat_rows(pool)
+        self._obs, self._rewards = flat.obs, flat.rewards
+        self._terminations, self._truncations = flat.terminations, flat.truncations
+        self._infos, self._final_obs = flat.infos, flat.final_obs
         self._action_shape = (self.num_worlds, self.num_agents, pool.act_dim)
         self._reset_fields = [f for f in self._fields if f[3]]
         self.agent_observation_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
@@ -190,11 +190,8 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
                           max_cycles=max_cycles, copy=copy, info_decoders=info_decoders,
                           render_mode=render_mode, render_world=render_world, renderer=renderer, **kwargs)
         self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
-        if isinstance(render_world, bool) or not isinstance(render_world, (int, np.integer)) \
-                or not 0 <= render_world < self.num_worlds:
-            raise ValueError(f"render_world should be a world index in [0, {self.num_worlds}), got {render_world!r}")
         self.render_mode = render_mode
-        self.render_world = int(render_world)
+        self.render_world = rendering.check_render_world(render_world, self.num_worlds)
         self._make_renderer = renderer
         self._renderer = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
@@ -215,8 +212,6 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            from joltgym_marl import rendering
-
             make = self._make_renderer or (lambda mjb, w, h: rendering.WorldRenderer(mjb, w, h))
             self._renderer = make(pool.model_mjb(), 640, 480)
         return self._renderer.render(*pool.get_state(self.render_world))

@@ -18,6 +18,7 @@ from gymnasium.vector.utils import batch_space
 
 from joltgym_marl import rendering
 from joltgym_marl._native import core as _core
+from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
 
@@ -101,10 +102,7 @@ class NativeVectorEnv(VectorEnv):
         self.num_envs = pool.num_envs
         self.copy = copy
         self.render_mode = render_mode
-        if isinstance(render_world, bool) or not isinstance(render_world, (int, np.integer)) \
-                or not 0 <= render_world < pool.num_envs:
-            raise ValueError(f"render_world should be a world index in [0, {pool.num_envs}), got {render_world!r}")
-        self.render_world = int(render_world)
+        self.render_world = rendering.check_render_world(render_world, pool.num_envs)
         self._render_size = (width, height)
         self._renderer = None
         self.metadata = {**type(self).metadata, "autoreset_mode": mode,
@@ -119,13 +117,10 @@ class NativeVectorEnv(VectorEnv):
 
         n = self.num_envs
         # Views of the native buffers without the agent axis; no copies.
-        self._obs = pool.obs.reshape(n, pool.obs_dim)
-        self._rewards = pool.rewards.reshape(n)
-        self._terminations = pool.terminations.reshape(n)
-        self._truncations = pool.truncations.reshape(n)
-        self._infos = pool.infos.reshape(n, -1)
-        self._final_obs = pool.final_obs.reshape(n, pool.obs_dim)
-        self._final_infos = pool.final_infos.reshape(n, -1)
+        flat = flat_rows(pool)
+        self._obs, self._rewards = flat.obs, flat.rewards
+        self._terminations, self._truncations = flat.terminations, flat.truncations
+        self._infos, self._final_obs, self._final_infos = flat.infos, flat.final_obs, flat.final_infos
         self._fields = pool.info_fields
         # (key, mask key, column index or slice, present at reset), made once.
         self._info_columns = [
