@@ -146,4 +146,19 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
   return out;
 }
 
+void AddRobotResetNoise(const mjModel* model, mjData* data, const AgentIndex& agent, int nq, int nv,
+                        double scale, Rng& rng) {
+  for (int i = 0; i < nq; ++i) {
+    data->qpos[agent.qpos_base + i] = model->qpos0[agent.qpos_base + i] + rng.Uniform(-scale, scale);
+  }
+  for (int i = 0; i < nv; ++i) data->qvel[agent.qvel_base + i] = scale * rng.StandardNormal();
+}
+
+void SetAgentControls(mjData* data, const std::vector<AgentIndex>& agents, int nu,
+                      const float* actions) {
+  for (size_t k = 0; k < agents.size(); ++k) {
+    for (int i = 0; i < nu; ++i) data->ctrl[agents[k].actuator_base + i] = actions[k * nu + i];
+  }
+}
+
 }  // namespace joltgym

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model.h"
+#include "rng.h"
 
 namespace joltgym {
 
@@ -46,5 +47,15 @@ struct ComposedModel {
 ComposedModel ComposeWorld(const std::string& arena_path, const std::string& robot_path,
                            const std::string& root_body, const std::string& agent_prefix,
                            const std::vector<Placement>& placements, bool agents_collide);
+
+// Adds a robot's reset noise after mj_resetData, as its single-agent task
+// does (HalfCheetah-v5 / Ant-v5): qpos0 + U(-scale, scale) on its nq
+// coordinates, then scale * N(0, 1) on its nv velocities.
+void AddRobotResetNoise(const mjModel* model, mjData* data, const AgentIndex& agent, int nq, int nv,
+                        double scale, Rng& rng);
+
+// Writes every agent's `nu` controls from actions [num_agents, nu].
+void SetAgentControls(mjData* data, const std::vector<AgentIndex>& agents, int nu,
+                      const float* actions);
 
 }  // namespace joltgym

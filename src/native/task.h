@@ -130,6 +130,14 @@ class Task {
   std::vector<double> action_high_;
 };
 
+// Sum of squares of `count` float32 values, accumulated in double (control
+// costs).
+inline double SumSquares(const float* values, int count) {
+  double sum = 0.0;
+  for (int i = 0; i < count; ++i) sum += static_cast<double>(values[i]) * values[i];
+  return sum;
+}
+
 // Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
 // that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's
 // MujocoEnv does. Returns false if MuJoCo warned about bad qpos/qvel/qacc.

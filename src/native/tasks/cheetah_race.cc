@@ -83,10 +83,7 @@ class CheetahRace final : public Task {
     const mjModel* m = model();
     mj_resetData(m, d);
     for (const AgentIndex& a : agents_) {
-      for (int i = 0; i < robot_nq_; ++i) {
-        d->qpos[a.qpos_base + i] = m->qpos0[a.qpos_base + i] + rng.Uniform(-noise_scale_, noise_scale_);
-      }
-      for (int i = 0; i < robot_nv_; ++i) d->qvel[a.qvel_base + i] = noise_scale_ * rng.StandardNormal();
+      AddRobotResetNoise(m, d, a, robot_nq_, robot_nv_, noise_scale_, rng);
     }
     mj_forward(m, d);
     scratch[0] = 0.0;
@@ -102,10 +99,7 @@ class CheetahRace final : public Task {
     const int n = num_agents();
     double before[8];
     for (int k = 0; k < n; ++k) before[k] = X(d, k);
-    for (int k = 0; k < n; ++k) {
-      const int base = agents_[k].actuator_base;
-      for (int i = 0; i < robot_nu_; ++i) d->ctrl[base + i] = actions[k * robot_nu_ + i];
-    }
+    SetAgentControls(d, agents_, robot_nu_, actions);
     const bool stable = Simulate(model(), d, frame_skip_);
     Observe(d, scratch, out.obs);
 
@@ -127,11 +121,7 @@ class CheetahRace final : public Task {
       const double x = X(d, k);
       const double velocity = (x - before[k]) / dt();
       const double forward = forward_weight_ * velocity;
-      double sq = 0.0;
-      for (int i = 0; i < robot_nu_; ++i) {
-        const double a = actions[k * robot_nu_ + i];
-        sq += a * a;
-      }
+      const double sq = SumSquares(actions + k * robot_nu_, robot_nu_);
       const double ctrl_cost = ctrl_weight_ * sq;
       const double bonus = k == winner ? finish_bonus_ : 0.0;
       out.reward[k] = static_cast<float>(forward - ctrl_cost + bonus);

@@ -91,12 +91,6 @@ class LocomotionTask : public Task {
     return out + count;
   }
 
-  static double SumSquares(const float* values, int count) {
-    double sum = 0.0;
-    for (int i = 0; i < count; ++i) sum += static_cast<double>(values[i]) * values[i];
-    return sum;
-  }
-
   int frame_skip_ = 5;
   double noise_scale_ = 0.0;
   bool exclude_positions_ = true;

@@ -97,10 +97,7 @@ class Sumo final : public Task {
     const double phase = rng.Uniform(0.0, 2.0 * kPi);
     for (int k = 0; k < 2; ++k) {
       const AgentIndex& a = agents_[k];
-      for (int i = 0; i < robot_nq_; ++i) {
-        d->qpos[a.qpos_base + i] = m->qpos0[a.qpos_base + i] + rng.Uniform(-noise_scale_, noise_scale_);
-      }
-      for (int i = 0; i < robot_nv_; ++i) d->qvel[a.qvel_base + i] = noise_scale_ * rng.StandardNormal();
+      AddRobotResetNoise(m, d, a, robot_nq_, robot_nv_, noise_scale_, rng);
       // Place the torso on its side of the ring, facing the centre; the noisy
       // orientation is turned by the yaw.
       const double angle = phase + k * kPi;
@@ -132,10 +129,7 @@ class Sumo final : public Task {
       before_xy[k][1] = q[1];
       before_r[k] = std::hypot(q[0], q[1]);
     }
-    for (int k = 0; k < 2; ++k) {
-      const int base = agents_[k].actuator_base;
-      for (int i = 0; i < robot_nu_; ++i) d->ctrl[base + i] = actions[k * robot_nu_ + i];
-    }
+    SetAgentControls(d, agents_, robot_nu_, actions);
     const bool stable = Simulate(model(), d, frame_skip_);
     scratch[kSteps] += 1.0;
     Observe(d, scratch, out.obs);
@@ -171,11 +165,7 @@ class Sumo final : public Task {
       const double vx = (q[0] - before_xy[k][0]) / dt(), vy = (q[1] - before_xy[k][1]) / dt();
       const double approach = norm > 0 ? (vx * to_opp[0] + vy * to_opp[1]) / norm : 0.0;
       const double push = (std::hypot(qo[0], qo[1]) - before_r[o]) / dt();
-      double sq = 0.0;
-      for (int i = 0; i < robot_nu_; ++i) {
-        const double a = actions[k * robot_nu_ + i];
-        sq += a * a;
-      }
+      const double sq = SumSquares(actions + k * robot_nu_, robot_nu_);
       const double ctrl = -ctrl_weight_ * sq;
       double result = 0.0;
       if (outcome[k] == kWin) result = win_reward_;
