@@ -1,17 +1,26 @@
 """Self-play PPO on batched native sumo worlds, in one file.
 
-    python examples/selfplay_sumo.py                 # the full run (under 30 min on 2 cores)
+    python examples/selfplay_sumo.py                 # the full run (about 25 min on 2 cores)
     python examples/selfplay_sumo.py --quick         # about a minute, for CI
 
 The learner plays ant_0 of every world; ant_1 is played by frozen snapshots of
-the learner drawn from an opponent pool (the latest with probability
---p-latest, otherwise a uniformly drawn older one; a new draw for each group
-of worlds at every rollout). The dense shaping weight is annealed linearly
-from 1 to 0 over the first --anneal fraction of training, through the worlds'
-``shaping_weight`` episode option. Every --eval-every iterations the learner
-(deterministic) plays --eval-episodes bouts against a uniform-random opponent,
-against the pool, and against a "still" Ant (zero actions: beaten only by
-pushing it out, while a random Ant often flips over by itself); the log goes to <out>/log.csv, checkpoints to
+the learner drawn from an opponent pool: for each group of worlds at every
+rollout, a still Ant (zero actions) with probability --still-share, else the
+latest snapshot with probability --p-latest, else a uniformly drawn older one.
+Snapshots play their mean action (--opponent-actions mean), so the first ones
+stand almost still: a target that can be beaten only by walking up to it and
+pushing it out, which is what the learner must find first.
+
+The dense shaping (move toward the opponent, push it outward, control cost)
+starts at --shaping-start times the worlds' weight and is annealed linearly to
+0 over the first --anneal fraction of training, through the worlds'
+``shaping_weight`` episode option; after that only the outcome counts. PPO
+takes --epochs passes of --minibatch samples over every rollout: the physics is
+the cost here, so each sample is used for many gradient steps.
+
+Every --eval-every iterations the learner (deterministic) plays
+--eval-episodes bouts against a uniform-random opponent, against the pool and
+against a still Ant; the log goes to <out>/log.csv, checkpoints to
 <out>/checkpoints/, and the learning curve to <out>/learning_curve.png.
 """
 
@@ -34,22 +43,29 @@ from sumo_common import (ACT_DIM, DRAW, LOSS, OBS_DIM, WIN, ActorCritic, Player,
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a one-minute smoke run")
-    p.add_argument("--total-steps", type=int, default=5_000_000, help="learner env steps")
+    p.add_argument("--total-steps", type=int, default=4_000_000, help="learner env steps")
     p.add_argument("--worlds", type=int, default=64)
     p.add_argument("--rollout", type=int, default=128, help="steps per world per iteration")
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--minibatch", type=int, default=2048)
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--minibatch", type=int, default=512)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--lam", type=float, default=0.95)
     p.add_argument("--clip", type=float, default=0.2)
     p.add_argument("--reward-scale", type=float, default=0.01)
-    p.add_argument("--anneal", type=float, default=0.8, help="fraction of training to anneal shaping to 0")
+    p.add_argument("--anneal", type=float, default=0.5, help="fraction of training to anneal shaping to 0")
     p.add_argument("--snapshot-every", type=int, default=10, help="iterations between opponent snapshots")
     p.add_argument("--p-latest", type=float, default=0.5)
     p.add_argument("--groups", type=int, default=4, help="opponent groups per rollout")
-    p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-episodes", type=int, default=100)
+    p.add_argument("--opponent-actions", choices=("mean", "sample"), default="mean",
+                   help="frozen opponents play their mean action or sample from their policy")
+    p.add_argument("--still-share", type=float, default=0.25, help="probability that a group faces a still Ant")
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--shaping-start", type=float, default=10.0, help="shaping weight at the start of training")
+    p.add_argument("--ctrl-cost", type=float, default=0.01, help="the worlds' ctrl_cost_weight")
+    p.add_argument("--init-log-std", type=float, default=-1.0)
+    p.add_argument("--eval-every", type=int, default=50)
+    p.add_argument("--eval-episodes", type=int, default=64)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("runs/selfplay_sumo"))
@@ -69,11 +85,12 @@ def main() -> None:
     out = args.out
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    config["hidden"] = 64
     (out / "config.json").write_text(json.dumps(config, indent=2))
 
     n, t_len = args.worlds, args.rollout
-    policy = ActorCritic()
+    policy = ActorCritic(args.hidden)
+    with torch.no_grad():
+        policy.log_std.fill_(args.init_log_std)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.lr)
     norm = RunningNorm(OBS_DIM)
     snapshots: list[tuple[dict, dict]] = [(
@@ -81,19 +98,23 @@ def main() -> None:
 
     def snapshot_player(index: int) -> Player:
         weights, stats = snapshots[index]
-        frozen = ActorCritic()
+        frozen = ActorCritic(args.hidden)
         frozen.load_state_dict(weights)
         return Player(frozen, RunningNorm.from_state(stats), name=f"snapshot {index}")
 
     def draw_opponents() -> list[Player]:
         picks = []
         for _ in range(args.groups):
+            if rng.random() < args.still_share:
+                picks.append(Player(None, None, "still"))
+                continue
             latest = len(snapshots) == 1 or rng.random() < args.p_latest
             picks.append(snapshot_player(len(snapshots) - 1 if latest else int(rng.integers(len(snapshots) - 1))))
         return picks
 
     pool = joltgym_marl.WorldPool("sumo", n, num_threads=args.threads, max_episode_steps=500,
-                                  autoreset_mode="same_step", shaping_weight=1.0)
+                                  autoreset_mode="same_step", shaping_weight=args.shaping_start,
+                                  ctrl_cost_weight=args.ctrl_cost)
     obs = pool.reset_all(seed=args.seed)
     outcome_col = [f[1] for f in pool.info_fields if f[0] == "outcome"][0]
     group_of = np.arange(n) * args.groups // n
@@ -133,7 +154,8 @@ def main() -> None:
     curve.append((0, vs_random["win"] / args.eval_episodes, vs_still["win"] / args.eval_episodes))
     print(f"untrained learner vs random: {vs_random}   vs pool: {vs_pool}   vs still: {vs_still}")
     for it in range(1, iterations + 1):
-        weight = max(0.0, 1.0 - (steps / args.total_steps) / args.anneal) if args.anneal > 0 else 0.0
+        weight = args.shaping_start * (max(0.0, 1.0 - (steps / args.total_steps) / args.anneal)
+                                       if args.anneal > 0 else 0.0)
         pool.set_option("shaping_weight", weight)
         opponents = draw_opponents()
         results = {WIN: 0, DRAW: 0, LOSS: 0}
@@ -151,7 +173,8 @@ def main() -> None:
             actions[:, 0] = action.clamp(-1, 1).numpy()
             for g, opponent in enumerate(opponents):
                 rows = group_of == g
-                actions[rows, 1] = opponent.act(obs[rows, 1], rng, deterministic=False)
+                actions[rows, 1] = opponent.act(obs[rows, 1], rng,
+                                                       deterministic=args.opponent_actions == "mean")
             pool.step_all(actions)
             buf_rew[t] = pool.rewards[:, 0] * args.reward_scale
             ended = pool.reset_kind == 2
