@@ -11,10 +11,10 @@ Snapshots play their mean action (--opponent-actions mean), so the first ones
 stand almost still: a target that can be beaten only by walking up to it and
 pushing it out, which is what the learner must find first.
 
-The dense shaping (move toward the opponent, push it outward, control cost)
-starts at --shaping-start times the worlds' weight and is annealed linearly to
-0 over the first --anneal fraction of training, through the worlds'
-``shaping_weight`` episode option; after that only the outcome counts. PPO
+The worlds' ``shaping_weight`` (on moving toward the opponent, pushing it
+outward and the control cost, whose own weight is --ctrl-cost) starts at
+--shaping-start and is annealed linearly to 0 over the first --anneal fraction
+of training through that episode option; after that only the outcome counts. PPO
 takes --epochs passes of --minibatch samples over every rollout: the physics is
 the cost here, so each sample is used for many gradient steps.
 
@@ -63,7 +63,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--shaping-start", type=float, default=10.0, help="shaping weight at the start of training")
     p.add_argument("--ctrl-cost", type=float, default=0.01, help="the worlds' ctrl_cost_weight")
-    p.add_argument("--init-log-std", type=float, default=-1.0)
+    p.add_argument("--init-log-std", type=float, default=-1.0, help="initial log std of the learner's actions")
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--eval-episodes", type=int, default=64)
     p.add_argument("--threads", type=int, default=None)
@@ -173,8 +173,7 @@ def main() -> None:
             actions[:, 0] = action.clamp(-1, 1).numpy()
             for g, opponent in enumerate(opponents):
                 rows = group_of == g
-                actions[rows, 1] = opponent.act(obs[rows, 1], rng,
-                                                       deterministic=args.opponent_actions == "mean")
+                actions[rows, 1] = opponent.act(obs[rows, 1], rng, deterministic=args.opponent_actions == "mean")
             pool.step_all(actions)
             buf_rew[t] = pool.rewards[:, 0] * args.reward_scale
             ended = pool.reset_kind == 2
