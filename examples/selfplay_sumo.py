@@ -88,9 +88,7 @@ def main() -> None:
     (out / "config.json").write_text(json.dumps(config, indent=2))
 
     n, t_len = args.worlds, args.rollout
-    policy = ActorCritic(args.hidden)
-    with torch.no_grad():
-        policy.log_std.fill_(args.init_log_std)
+    policy = ActorCritic(args.hidden, args.init_log_std)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.lr)
     norm = RunningNorm(OBS_DIM)
     snapshots: list[tuple[dict, dict]] = [(

@@ -50,13 +50,13 @@ class RunningNorm:
 
 
 class ActorCritic(nn.Module):
-    def __init__(self, hidden: int = 64):
+    def __init__(self, hidden: int = 64, log_std: float = -0.5):
         super().__init__()
         self.actor = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
                                    nn.Tanh(), nn.Linear(hidden, ACT_DIM))
         self.critic = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
                                     nn.Tanh(), nn.Linear(hidden, 1))
-        self.log_std = nn.Parameter(torch.full((ACT_DIM,), -0.5))
+        self.log_std = nn.Parameter(torch.full((ACT_DIM,), log_std))
         # Small last layer: the initial policy acts near zero.
         nn.init.orthogonal_(self.actor[-1].weight, 0.01)
         nn.init.zeros_(self.actor[-1].bias)
