@@ -67,6 +67,37 @@ def single(actions: np.ndarray) -> list[np.ndarray]:
     return [np.ascontiguousarray(a[0, 0]) for a in actions]
 
 
+def vector_step(env, actions: np.ndarray, rows: int):
+    """``step(t)`` for ``timed``: ``env.step`` on action set ``t % ACTION_SETS`` (batched), ``rows`` steps."""
+    acts = batched(actions)
+
+    def step(t):
+        env.step(acts[t % ACTION_SETS])
+        return rows
+
+    return step
+
+
+def episode_step(env, actions: np.ndarray):
+    """``step(t)`` for ``timed``: one env's ``step`` on world 0's action set
+    ``t % ACTION_SETS``, resetting it when an episode ends; one step."""
+    acts = single(actions)
+
+    def step(t):
+        _, _, terminated, truncated, _ = env.step(acts[t % ACTION_SETS])
+        if terminated or truncated:
+            env.reset()
+        return 1
+
+    return step
+
+
+def measured(step, request: dict) -> dict:
+    """Times ``step`` over the request's budget: the rate, steps and seconds."""
+    steps, seconds = timed(step, request["budget"], request["warmup"])
+    return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+
+
 def timed(step, budget: float, warmup: float, min_calls: int = 3) -> tuple[int, float]:
     """Calls ``step(t)`` (returning the steps it made) for ``warmup`` seconds and at
     least twice, then for ``budget`` seconds and at least ``min_calls`` times.
@@ -148,37 +179,21 @@ class Ours(Family):
             cls = {"half_cheetah": self.jm.HalfCheetahCore, "humanoid": self.jm.HumanoidCore,
                    "ant": self.jm.AntCore}[task]
             core = self.env(key, cls)
-            acts = single(actions)
             core.reset(seed=0)
-
-            def step(t):
-                _, _, terminated, truncated, _ = core.step(acts[t % ACTION_SETS])
-                if terminated or truncated:
-                    core.reset()
-                return 1
+            step = episode_step(core, actions)
         elif contender == "vector":
             env = self.env(key, lambda: self.gymnasium.make_vec(
                 OURS_ID[task], num_envs=worlds, vectorization_mode="vector_entry_point",
                 num_threads=threads))
-            acts = batched(actions)
             env.reset(seed=0)  # world i seeded i, as in the limit program
-
-            def step(t):
-                env.step(acts[t % ACTION_SETS])
-                return worlds
+            step = vector_step(env, actions, worlds)
         elif contender == "agent_vec":
             env = self.env(key, lambda: self.race.vec_env(worlds, num_agents=agents, num_threads=threads))
-            acts = batched(actions)
             env.reset(seed=0)
-            rows = worlds * agents
-
-            def step(t):
-                env.step(acts[t % ACTION_SETS])
-                return rows
+            step = vector_step(env, actions, worlds * agents)
         else:
             raise ValueError(f"unknown contender {contender!r} for family ours")
-        steps, seconds = timed(step, request["budget"], request["warmup"])
-        return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+        return measured(step, request)
 
 
 # -- native (the C++ limit) ---------------------------------------------------------------
@@ -260,14 +275,8 @@ class Gym(Family):
         actions = load_actions(request)
         if contender == "gym_loop":
             env = self.env((contender, task), lambda: gym.make(GYM_V5[task]))
-            acts = single(actions)
             env.reset(seed=0)
-
-            def step(t):
-                _, _, terminated, truncated, _ = env.step(acts[t % ACTION_SETS])
-                if terminated or truncated:
-                    env.reset()
-                return 1
+            step = episode_step(env, actions)
         elif contender in ("gym_sync", "gym_async"):
             mode = "sync" if contender == "gym_sync" else "async"
             key = (contender, task, worlds)
@@ -276,16 +285,11 @@ class Gym(Family):
             env = self.env(key, lambda: gym.make_vec(GYM_V5[task], num_envs=worlds, vectorization_mode=mode))
             if mode == "async":
                 self.async_key = key
-            acts = batched(actions)
             env.reset(seed=0)  # env i seeded i
-
-            def step(t):
-                env.step(acts[t % ACTION_SETS])
-                return worlds
+            step = vector_step(env, actions, worlds)
         else:
             raise ValueError(f"unknown contender {contender!r} for family gymnasium")
-        steps, seconds = timed(step, request["budget"], request["warmup"])
-        return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+        return measured(step, request)
 
 
 # -- mujoco.batch -------------------------------------------------------------------------------
@@ -311,15 +315,8 @@ class MujocoBatch(Family):
             raise ValueError(f"unknown contender {request['contender']!r} for family mujoco_batch")
         task, worlds, threads = request["task"], request["worlds"], request["threads"]
         env = self.env((task, worlds, threads), lambda: self.module.BatchEnv(task, worlds, threads))
-        acts = batched(load_actions(request))
         env.reset(seed=0)
-
-        def step(t):
-            env.step(acts[t % ACTION_SETS])
-            return worlds
-
-        steps, seconds = timed(step, request["budget"], request["warmup"])
-        return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+        return measured(vector_step(env, load_actions(request), worlds), request)
 
 
 # -- EnvPool ---------------------------------------------------------------------------------------
@@ -341,23 +338,19 @@ class EnvPool(Family):
     def measure(self, request: dict) -> dict:
         contender, task = request["contender"], request["task"]
         worlds, threads = request["worlds"], request["threads"]
-        acts = batched(load_actions(request))
+        actions = load_actions(request)
         key = (contender, task, worlds, threads)
         if contender == "envpool_sync":
             env = self.env(key, lambda: self.envpool.make_gymnasium(
                 GYM_V5[task], num_envs=worlds, num_threads=threads, batch_size=worlds, seed=0))
             env.reset()
-
-            def step(t):
-                env.step(acts[t % ACTION_SETS])
-                return worlds
-
-            steps, seconds = timed(step, request["budget"], request["warmup"])
-        elif contender == "envpool_async":
+            return measured(vector_step(env, actions, worlds), request)
+        if contender == "envpool_async":
             batch = max(1, worlds // 2)
             env = self.env(key, lambda: self.envpool.make_gymnasium(
                 GYM_V5[task], num_envs=worlds, num_threads=threads, batch_size=batch, seed=0))
             env.async_reset()
+            acts = batched(actions)
 
             def step(t):
                 *_, info = env.recv()
@@ -365,16 +358,15 @@ class EnvPool(Family):
                 env.send(acts[t % ACTION_SETS][ids], ids)
                 return len(ids)
 
-            steps, seconds = timed(step, request["budget"], request["warmup"])
+            result = measured(step, request)
             # Collect the worlds still in flight so that the next async_reset finds none.
             in_flight = worlds
             while in_flight > 0 and worlds % batch == 0:
                 in_flight -= len(env.recv()[-1]["env_id"])
             if worlds % batch:
                 self.cache.pop(key).close()
-        else:
-            raise ValueError(f"unknown contender {contender!r} for family envpool")
-        return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+            return result
+        raise ValueError(f"unknown contender {contender!r} for family envpool")
 
 
 # -- SuperSuit ---------------------------------------------------------------------------------------
@@ -407,16 +399,8 @@ class SuperSuit(Family):
         env = self.env((cpus, worlds, agents), lambda: ss.concat_vec_envs_v1(
             ss.pettingzoo_env_to_vec_env_v1(self.race.parallel_env(num_agents=agents)),
             worlds, num_cpus=cpus, base_class="gymnasium"))
-        acts = batched(load_actions(request))
         env.reset(seed=0)  # world i seeded i
-        rows = worlds * agents
-
-        def step(t):
-            env.step(acts[t % ACTION_SETS])
-            return rows
-
-        steps, seconds = timed(step, request["budget"], request["warmup"])
-        return {"rate": steps / seconds, "steps": steps, "seconds": seconds}
+        return measured(vector_step(env, load_actions(request), worlds * agents), request)
 
 
 # -- memory probe -------------------------------------------------------------------------------------
