@@ -1,9 +1,11 @@
 """joltgym_marl: multi-agent and single-agent locomotion on batched native MuJoCo worlds.
 
-``import joltgym_marl`` registers ``joltgym_marl/HalfCheetah-v0``,
-``joltgym_marl/Humanoid-v0`` and ``joltgym_marl/Ant-v0`` with Gymnasium (for
-``gymnasium.make`` and ``gymnasium.make_vec``). Shared-world games are PettingZoo
-envs: ``from joltgym_marl import cheetah_race_v0, sumo_v0``.
+Every task is described once, in the native task registry
+(``joltgym_marl.registry.TASKS``). ``import joltgym_marl`` registers each
+single-agent task with Gymnasium as ``joltgym_marl/<Title>-v0`` (for
+``gymnasium.make`` and ``gymnasium.make_vec``) and exports its ``<Title>Core``;
+each shared-world game is a PettingZoo module: ``from joltgym_marl import
+cheetah_race_v0, sumo_v0``.
 """
 
 from joltgym_marl import rendering as _rendering
@@ -11,15 +13,21 @@ from joltgym_marl import rendering as _rendering
 _rendering.prefer_headless_gl()
 
 from joltgym_marl._native import ASSET_DIR  # noqa: E402
-from joltgym_marl._native import core as _core
-from joltgym_marl.cores import AntCore, HalfCheetahCore, HumanoidCore, SingleAgentCore
-from joltgym_marl.envs import MULTI_AGENT_ENVS, cheetah_race_v0, sumo_v0
-from joltgym_marl.registration import SINGLE_AGENT_ENVS, register_envs
-from joltgym_marl.vector import NativeVectorEnv
+from joltgym_marl._native import core as _core  # noqa: E402
+from joltgym_marl.cores import CORE_CLASSES, SingleAgentCore  # noqa: E402
+from joltgym_marl.envs import MULTI_AGENT_ENVS  # noqa: E402
+from joltgym_marl.registration import SINGLE_AGENT_ENVS, register_envs  # noqa: E402
+from joltgym_marl.registry import TASKS  # noqa: E402
+from joltgym_marl.vector import NativeVectorEnv  # noqa: E402
 
 WorldPool = _core.WorldPool
 MultiAgentEnv = _core.MultiAgentEnv
 StateError = _core.StateError
+ResetKind = _core.ResetKind
+Outcome = _core.Outcome
+
+globals().update({cls.__name__: cls for cls in CORE_CLASSES.values()})
+globals().update(MULTI_AGENT_ENVS)
 
 __version__ = "0.1.0"
 
@@ -27,17 +35,17 @@ register_envs()
 
 __all__ = [
     "ASSET_DIR",
-    "AntCore",
-    "HalfCheetahCore",
-    "HumanoidCore",
     "MULTI_AGENT_ENVS",
     "MultiAgentEnv",
     "NativeVectorEnv",
+    "Outcome",
+    "ResetKind",
     "SINGLE_AGENT_ENVS",
     "SingleAgentCore",
     "StateError",
+    "TASKS",
     "WorldPool",
     "__version__",
-    "cheetah_race_v0",
-    "sumo_v0",
+    *(cls.__name__ for cls in CORE_CLASSES.values()),
+    *MULTI_AGENT_ENVS,
 ]

@@ -1,4 +1,5 @@
-"""Single-world native cores: ``HalfCheetahCore``, ``HumanoidCore``, ``AntCore``.
+"""Single-world native cores, one class per registered single-agent task
+(``HalfCheetahCore``, ``HopperCore``, ...), derived from the task registry.
 
 Each is one MuJoCo world of a task, stepped natively::
 
@@ -7,35 +8,33 @@ Each is one MuJoCo world of a task, stepped natively::
     obs, reward, terminated, truncated, info = core.step(action)
 
 They accept the keyword arguments of the matching Gymnasium ``*-v5`` env
-(plus ``max_episode_steps``, default 1000; ``None`` disables truncation),
-expose ``obs_dim``, ``act_dim``, ``get_state()`` / ``set_state(qpos, qvel)``,
-and pickle by being re-created from their arguments.
+(plus ``max_episode_steps``, default Gymnasium's; ``None`` disables
+truncation), expose ``obs_dim``, ``act_dim``, ``get_state()`` /
+``set_state(qpos, qvel)``, and pickle by being re-created from their arguments.
 """
 
 from __future__ import annotations
 
 from joltgym_marl._native import core as _core
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, TaskSpec, docstring
 
 SingleAgentCore = _core.SingleAgentCore
 
 
-def _make_core_class(task: str, class_name: str) -> type:
-    params = _core.tasks()[task]["params"]
-    lines = "\n".join(f"    {name}: {doc}" for name, doc in params)
+def _core_class(spec: TaskSpec) -> type:
+    task, limit = spec.name, spec.max_episode_steps
 
-    def __init__(self, **kwargs):
-        SingleAgentCore.__init__(self, task, **kwargs)
+    def __init__(self, *, max_episode_steps: int | None = limit, **kwargs):
+        SingleAgentCore.__init__(self, task, max_episode_steps=max_episode_steps, **kwargs)
 
-    doc = (
-        f"One native world of the '{task}' task.\n\nKeyword arguments:\n"
-        f"    max_episode_steps: truncate after this many steps (None: never)\n{lines}\n"
-    )
-    return type(class_name, (SingleAgentCore,), {"__init__": __init__, "__doc__": doc,
-                                                  "__module__": __name__, "task_name": task})
+    doc = docstring(spec, f"One native world of the '{task}' task (``max_episode_steps``: "
+                          f"truncation, default {limit}; None: never).\n\n")
+    return type(spec.core_class, (SingleAgentCore,), {
+        "__init__": __init__, "__doc__": doc, "__module__": __name__,
+        "__qualname__": spec.core_class, "task_name": task})
 
 
-HalfCheetahCore = _make_core_class("half_cheetah", "HalfCheetahCore")
-HumanoidCore = _make_core_class("humanoid", "HumanoidCore")
-AntCore = _make_core_class("ant", "AntCore")
+CORE_CLASSES: dict[str, type] = {spec.name: _core_class(spec) for spec in SINGLE_AGENT_TASKS}
+globals().update({cls.__name__: cls for cls in CORE_CLASSES.values()})
 
-__all__ = ["AntCore", "HalfCheetahCore", "HumanoidCore", "SingleAgentCore"]
+__all__ = ["CORE_CLASSES", "SingleAgentCore", *(cls.__name__ for cls in CORE_CLASSES.values())]

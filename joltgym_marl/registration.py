@@ -1,27 +1,27 @@
-"""Registers the single-agent tasks with Gymnasium under the ``joltgym_marl/`` namespace."""
+"""Registers every single-agent task with Gymnasium (``gymnasium.make`` and
+``gymnasium.make_vec``) under the ``joltgym_marl/`` namespace, from the
+native task registry."""
 
 from __future__ import annotations
 
 import gymnasium
 
-# (gymnasium id, env class, vector env class)
+from joltgym_marl.registry import SINGLE_AGENT_TASKS
+
+# (gymnasium id, env entry point, vector entry point), one per registered task.
 SINGLE_AGENT_ENVS = [
-    ("joltgym_marl/HalfCheetah-v0", "joltgym_marl.envs.half_cheetah:HalfCheetahEnv",
-     "joltgym_marl.vector:HalfCheetahVectorEnv"),
-    ("joltgym_marl/Humanoid-v0", "joltgym_marl.envs.humanoid:HumanoidEnv",
-     "joltgym_marl.vector:HumanoidVectorEnv"),
-    ("joltgym_marl/Ant-v0", "joltgym_marl.envs.ant:AntEnv",
-     "joltgym_marl.vector:AntVectorEnv"),
+    (spec.env_id, f"joltgym_marl.envs:{spec.env_class}", f"joltgym_marl.vector:{spec.vector_class}")
+    for spec in SINGLE_AGENT_TASKS
 ]
 
 
 def register_envs() -> None:
-    for env_id, entry_point, vector_entry_point in SINGLE_AGENT_ENVS:
-        if env_id in gymnasium.registry:
+    for spec in SINGLE_AGENT_TASKS:
+        if spec.env_id in gymnasium.registry:
             continue
         gymnasium.register(
-            id=env_id,
-            entry_point=entry_point,
-            vector_entry_point=vector_entry_point,
-            max_episode_steps=1000,
+            id=spec.env_id,
+            entry_point=f"joltgym_marl.envs:{spec.env_class}",
+            vector_entry_point=f"joltgym_marl.vector:{spec.vector_class}",
+            max_episode_steps=spec.max_episode_steps,
         )

@@ -112,6 +112,7 @@ class WorldRenderer:
         roots = [[b for b in range(1, self.model.nbody)
                   if self.model.body_parentid[b] == 0 and self.model.body(b).name.startswith(prefix)]
                  for prefix in (agent_prefixes or [])]
+        self.agent_roots = roots
         for k, agent_roots in enumerate(roots):
             color = AGENT_COLORS[k % len(AGENT_COLORS)]
             for g in range(self.model.ngeom):
@@ -134,6 +135,10 @@ class WorldRenderer:
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
         self.camera.distance, self.camera.elevation, self.camera.azimuth = distance, elevation, azimuth
         self._viewer = None
+
+    def set_follow(self, follow: Callable[[Any], np.ndarray]) -> None:
+        """Sets the map from the renderer's MjData to the camera's look-at point."""
+        self._follow = follow
 
     def _load(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self.data.qpos[:] = qpos
@@ -172,12 +177,14 @@ def follow_torso(data) -> np.ndarray:
     return data.xpos[1].copy()
 
 
-def follow_leader(prefix: str, num_agents: int):
+def follow_origin(data) -> np.ndarray:
+    return np.zeros(3)
+
+
+def _follow_leader(roots: list[int]):
     """Look at the agent furthest along x (y at the middle of the field)."""
     def follow(data) -> np.ndarray:
-        model = data.model
-        ids = [model.body(f"{prefix}{k}/torso").id for k in range(num_agents)]
-        xs = data.xpos[ids]
+        xs = data.xpos[roots]
         lookat = xs[np.argmax(xs[:, 0])].copy()
         lookat[1] = xs[:, 1].mean()
         return lookat
@@ -185,5 +192,21 @@ def follow_leader(prefix: str, num_agents: int):
     return follow
 
 
-def follow_origin(data) -> np.ndarray:
-    return np.zeros(3)
+def renderer_for(native, width: int, height: int, *, agent_prefix: str = "") -> WorldRenderer:
+    """The renderer of a native core, shared world or pool, placed by its task's
+    camera (``native.camera``, set by the task in C++); agents of a game
+    (bodies named ``f"{agent_prefix}_{k}/..."``) get distinct colours."""
+    camera = native.camera
+    prefixes = [f"{agent_prefix}_{k}/" for k in range(native.num_agents)] if agent_prefix else None
+    renderer = WorldRenderer(native.model_mjb(), width, height, agent_prefixes=prefixes,
+                             distance=camera["distance"], elevation=camera["elevation"],
+                             azimuth=camera["azimuth"])
+    target = camera["target"]
+    if target == "fixed":
+        lookat = np.array(camera["lookat"], dtype=np.float64)
+        renderer.set_follow(lambda data: lookat.copy())
+    elif target == "leader" and renderer.agent_roots:
+        renderer.set_follow(_follow_leader([roots[0] for roots in renderer.agent_roots]))
+    else:
+        renderer.set_follow(follow_torso)
+    return renderer

@@ -122,7 +122,7 @@ def game_of(module) -> str:
 
 
 def allowed_params(game: str) -> str:
-    return ", ".join(name for name, _ in joltgym_marl._core.tasks()[game]["params"])
+    return ", ".join(p["name"] for p in joltgym_marl._core.tasks()[game]["params"])
 
 
 # -- PettingZoo's own test suite ----------------------------------------------------------

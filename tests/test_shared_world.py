@@ -20,7 +20,9 @@ from numpy.testing import assert_array_equal
 
 import joltgym_marl
 from joltgym_marl import HalfCheetahCore, MultiAgentEnv, WorldPool
-from joltgym_marl.envs.cheetah_race import CheetahRace
+from joltgym_marl import cheetah_race_v0
+
+CheetahRace = cheetah_race_v0.CheetahRace
 
 GAME = "cheetah_race"
 ROBOT_NQ = 9  # HalfCheetah: rootx, rootz, rooty + 6 hinges

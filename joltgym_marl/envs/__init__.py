@@ -1,12 +1,110 @@
-"""Gymnasium single-agent envs and PettingZoo shared-world games."""
+"""Gymnasium single-agent envs and PettingZoo shared-world games, one per
+registered task, derived from the native task registry.
 
-from joltgym_marl.envs import cheetah_race_v0, sumo_v0
-from joltgym_marl.envs.ant import AntEnv
-from joltgym_marl.envs.half_cheetah import HalfCheetahEnv
-from joltgym_marl.envs.humanoid import HumanoidEnv
+* every single-agent task ``T`` gives ``<Title>Env`` (a Gymnasium ``Env``,
+  registered as ``joltgym_marl/<Title>-v0``);
+* every game gives a PettingZoo module ``<game>_v0`` (``joltgym_marl.envs.sumo_v0``,
+  importable as ``from joltgym_marl import sumo_v0``) with ``parallel_env``,
+  ``env`` (AEC, PettingZoo's wrappers applied), ``raw_env`` and ``vec_env``
+  (natively batched agent vector env), and its ``ParallelEnv`` class.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from typing import Any
+
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+
+from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
+from joltgym_marl.envs.shared_world import SharedWorldEnv
+from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TaskSpec, docstring
+
+
+def _signature(spec: TaskSpec, leading: list[inspect.Parameter]) -> inspect.Signature:
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *leading]
+    taken = {p.name for p in params}
+    params += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+               for p in spec.params if p.name not in taken]
+    return inspect.Signature(params)
+
+
+def _keyword(name: str, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+
+
+def _env_class(spec: TaskSpec) -> type:
+    cls = type(spec.env_class, (NativeMujocoEnv,), {
+        "__doc__": docstring(spec), "__module__": __name__, "__qualname__": spec.env_class,
+        "task": spec.name})
+    cls.__signature__ = _signature(spec, [_keyword("render_mode", None), _keyword("width", 480),
+                                          _keyword("height", 480)])
+    return cls
+
+
+def _game_class(spec: TaskSpec) -> type:
+    limit = spec.max_episode_steps
+
+    def __init__(self, max_cycles: int | None = limit, render_mode: str | None = None,
+                 width: int = 640, height: int = 480, **kwargs: Any):
+        SharedWorldEnv.__init__(self, max_cycles=max_cycles, render_mode=render_mode, width=width,
+                                height=height, **kwargs)
+
+    __init__.__signature__ = _signature(spec, [_keyword("max_cycles", limit), _keyword("render_mode", None),
+                                               _keyword("width", 640), _keyword("height", 480)])
+    return type(spec.env_class, (SharedWorldEnv,), {
+        "__init__": __init__, "__doc__": docstring(spec), "__module__": f"{__name__}.{spec.module_name}",
+        "__qualname__": spec.env_class, "game": spec.name, "agent_prefix": spec.agent_prefix,
+        "metadata": {"name": spec.module_name, "render_modes": [], "is_parallelizable": True}})
+
+
+def _game_module(spec: TaskSpec) -> types.ModuleType:
+    """The PettingZoo module of a game: ``parallel_env``, ``env``, ``raw_env``, ``vec_env``."""
+    module = types.ModuleType(f"{__name__}.{spec.module_name}", f"{spec.doc.strip()}\n")
+    game = _game_class(spec)
+
+    def parallel_env(**kwargs: Any) -> SharedWorldEnv:
+        """The game as a PettingZoo ``ParallelEnv``."""
+        return game(**kwargs)
+
+    def raw_env(**kwargs: Any):
+        """The game as an AEC env, without wrappers."""
+        return parallel_to_aec_wrapper(game(**kwargs))
+
+    def env(**kwargs: Any):
+        """The game as an AEC env with PettingZoo's standard (order-enforcing) wrapper."""
+        return parallel_to_aec(game(**kwargs))
+
+    def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int | None = None,
+                max_cycles: int | None = spec.max_episode_steps, **kwargs: Any):
+        """``num_worlds`` worlds of the game stepped natively, every agent of every world a
+        row: the one-line swap for ``supersuit.concat_vec_envs_v1(
+        supersuit.pettingzoo_env_to_vec_env_v1(parallel_env(**kwargs)), num_worlds,
+        base_class=base_class)`` (see :mod:`joltgym_marl.vector.agent_vector_env`)."""
+        from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
+
+        return make_agent_vec_env(spec.name, num_worlds, base_class=base_class, num_threads=num_threads,
+                                  max_cycles=max_cycles, **kwargs)
+
+    for function in (parallel_env, raw_env, env, vec_env):
+        function.__module__ = module.__name__
+        setattr(module, function.__name__, function)
+    setattr(module, game.__name__, game)
+    module.task_spec = spec
+    module.__all__ = [game.__name__, "env", "parallel_env", "raw_env", "vec_env"]
+    sys.modules[module.__name__] = module
+    return module
+
+
+ENV_CLASSES: dict[str, type] = {spec.name: _env_class(spec) for spec in SINGLE_AGENT_TASKS}
+globals().update({cls.__name__: cls for cls in ENV_CLASSES.values()})
 
 # Every multi-agent env, by its PettingZoo name: the conformance tests run over
-# this registry, so a new game is tested by being listed here.
-MULTI_AGENT_ENVS = {"cheetah_race_v0": cheetah_race_v0, "sumo_v0": sumo_v0}
+# this registry, so a new game is tested by being registered natively.
+MULTI_AGENT_ENVS: dict[str, types.ModuleType] = {spec.module_name: _game_module(spec) for spec in GAMES}
+globals().update(MULTI_AGENT_ENVS)
 
-__all__ = ["MULTI_AGENT_ENVS", "AntEnv", "HalfCheetahEnv", "HumanoidEnv", "cheetah_race_v0", "sumo_v0"]
+__all__ = ["ENV_CLASSES", "MULTI_AGENT_ENVS", "NativeMujocoEnv", "SharedWorldEnv",
+           *(cls.__name__ for cls in ENV_CLASSES.values()), *MULTI_AGENT_ENVS]

@@ -9,13 +9,15 @@ import numpy as np
 from gymnasium import spaces
 
 from joltgym_marl import rendering
+from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
 
 
-class NativeMujocoEnv(gym.Env):
+class NativeMujocoEnv(Reconstructible, gym.Env):
     """A Gymnasium env whose physics, observation and reward run natively.
 
-    Subclasses name their task in ``task``. Keyword arguments are those of the
+    Subclasses (one per registered single-agent task, derived in
+    :mod:`joltgym_marl.envs`) name their task in ``task``. Keyword arguments are those of the
     matching Gymnasium ``*-v5`` env; unknown ones raise ``TypeError`` listing
     the allowed names. Episode length is left to Gymnasium's ``TimeLimit``
     (``max_episode_steps=1000`` in the registration), as for Gymnasium's own
@@ -24,8 +26,6 @@ class NativeMujocoEnv(gym.Env):
 
     task: ClassVar[str] = ""
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"]}
-    # The free camera that follows the robot: distance, elevation, azimuth.
-    camera: ClassVar[tuple[float, float, float]] = (4.0, -15.0, 90.0)
 
     def __init__(self, render_mode: str | None = None, width: int = 480, height: int = 480,
                  **kwargs: Any):
@@ -33,7 +33,7 @@ class NativeMujocoEnv(gym.Env):
         rendering.require_display_for_human(render_mode)
         self.render_mode = render_mode
         self.width, self.height = width, height
-        self._kwargs = dict(kwargs, width=width, height=height)
+        self._remember(render_mode=render_mode, width=width, height=height, **kwargs)
         self._core = _core.SingleAgentCore(self.task, max_episode_steps=None, **kwargs)
         self._renderer = None
         self.metadata = {**type(self).metadata, "render_modes": rendering.available_render_modes(),
@@ -86,10 +86,7 @@ class NativeMujocoEnv(gym.Env):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            distance, elevation, azimuth = self.camera
-            self._renderer = rendering.WorldRenderer(
-                self._core.model_mjb(), self.width, self.height, follow=rendering.follow_torso,
-                distance=distance, elevation=elevation, azimuth=azimuth)
+            self._renderer = rendering.renderer_for(self._core, self.width, self.height)
         qpos, qvel = self._core.get_state()
         if self.render_mode == "human":
             self._renderer.show(qpos, qvel)
@@ -101,14 +98,3 @@ class NativeMujocoEnv(gym.Env):
             self._renderer.close()
             self._renderer = None
         self._closed = True
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
-
-    def __reduce__(self):
-        return (_restore, (type(self), self.render_mode, self._kwargs))
-
-
-def _restore(cls, render_mode, kwargs):
-    return cls(render_mode=render_mode, **kwargs)

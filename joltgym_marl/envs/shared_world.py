@@ -9,22 +9,21 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from joltgym_marl import rendering
+from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
 
 
-class SharedWorldEnv(ParallelEnv):
+class SharedWorldEnv(Reconstructible, ParallelEnv):
     """Several robots in one native MuJoCo world, as a PettingZoo ``ParallelEnv``.
 
-    Subclasses set ``game`` (the native task), ``agent_prefix`` and
-    ``metadata``. All agents share one observation space and one action space
+    One subclass per registered game is derived in :mod:`joltgym_marl.envs`
+    (``game``, ``agent_prefix``, ``metadata``). All agents share one observation space and one action space
     (the same objects for every agent and every call), and an episode ends for
     all agents together, as SuperSuit's vectorization expects.
     """
 
     game: ClassVar[str] = ""
     agent_prefix: ClassVar[str] = "agent"
-    # How info entries are decoded from the native float64 record (default: float).
-    info_decoders: ClassVar[dict[str, Any]] = {}
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"], "is_parallelizable": True}
 
     def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, width: int = 640,
@@ -33,7 +32,7 @@ class SharedWorldEnv(ParallelEnv):
         self.render_mode = render_mode
         self.width, self.height = width, height
         self._renderer = None
-        self._kwargs = dict(kwargs, max_cycles=max_cycles, width=width, height=height)
+        self._remember(max_cycles=max_cycles, render_mode=render_mode, width=width, height=height, **kwargs)
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
         self.max_cycles = max_cycles
@@ -47,7 +46,7 @@ class SharedWorldEnv(ParallelEnv):
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
         self.action_spaces = {agent: act_space for agent in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
-        self._fields = world.info_fields
+        self._decoder = world.info_decoder
         self._episode_options = frozenset(world.episode_options)
         self._actions = np.zeros((world.num_agents, world.act_dim), dtype=np.float64)
         self._closed = False
@@ -104,19 +103,13 @@ class SharedWorldEnv(ParallelEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            self._renderer = self.make_renderer(self.width, self.height)
+            self._renderer = rendering.renderer_for(self._world, self.width, self.height,
+                                                    agent_prefix=self.agent_prefix)
         qpos, qvel = self._world.get_state()
         if self.render_mode == "human":
             self._renderer.show(qpos, qvel)
             return None
         return self._renderer.render(qpos, qvel)
-
-    def make_renderer(self, width: int, height: int) -> rendering.WorldRenderer:
-        """A renderer of this game's world (games override the camera)."""
-        return rendering.WorldRenderer(
-            self._world.model_mjb(), width, height,
-            agent_prefixes=[f"{self.agent_prefix}_{k}/" for k in range(self._world.num_agents)],
-            follow=rendering.follow_origin, distance=8.0, elevation=-40.0, azimuth=90.0)
 
     def close(self) -> None:
         if self._renderer is not None:
@@ -130,10 +123,6 @@ class SharedWorldEnv(ParallelEnv):
     def world(self):
         """The native ``MultiAgentEnv`` behind this env."""
         return self._world
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
 
     def _gather(self, actions: dict[str, Any]) -> None:
         if not isinstance(actions, dict):
@@ -162,23 +151,4 @@ class SharedWorldEnv(ParallelEnv):
         return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
 
     def _infos(self, rows: np.ndarray, reset: bool) -> dict[str, dict[str, Any]]:
-        infos = {}
-        for i, agent in enumerate(self.possible_agents):
-            info: dict[str, Any] = {}
-            for name, offset, size, at_reset in self._fields:
-                if reset and not at_reset:
-                    continue
-                if size == 1:
-                    decode = self.info_decoders.get(name, float)
-                    info[name] = decode(rows[i, offset])
-                else:
-                    info[name] = rows[i, offset:offset + size].copy()
-            infos[agent] = info
-        return infos
-
-    def __reduce__(self):
-        return (_restore, (type(self), self.render_mode, self._kwargs))
-
-
-def _restore(cls, render_mode, kwargs):
-    return cls(render_mode=render_mode, **kwargs)
+        return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=reset)))

@@ -30,20 +30,22 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from joltgym_marl import rendering
+from joltgym_marl._lifecycle import Reconstructible, restore
 from joltgym_marl._native import core as _core
+from joltgym_marl.registry import TASKS
 from joltgym_marl.vector._rows import flat_rows
 
 
 class AgentInfos(Sequence):
     """The per-row info dicts of one step, materialized on access."""
 
-    def __init__(self, fields, rows: np.ndarray, decoders: dict[str, Any], agents: int,
+    def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool = False,
                  ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
                  truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
                  unstable: np.ndarray | None = None):
-        self._fields = fields
+        self._decoder = decoder  # the task's InfoDecoder
         self._rows = rows  # [num_rows, info_width], a snapshot
-        self._decoders = decoders
+        self._reset = reset
         self._agents = agents
         self._ended = ended  # [worlds] or None
         self._final_obs = final_obs  # [num_rows, obs_dim] snapshot or None
@@ -75,13 +77,7 @@ class AgentInfos(Sequence):
         return info
 
     def _build(self, index: int) -> dict[str, Any]:
-        row = self._rows[index]
-        info: dict[str, Any] = {}
-        for name, offset, size, _ in self._fields:
-            if size == 1:
-                info[name] = self._decoders.get(name, float)(row[offset])
-            else:
-                info[name] = row[offset:offset + size].copy()
+        info = self._decoder.row(self._rows[index], reset=self._reset)
         world = index // self._agents
         if self._ended is not None and self._ended[world]:
             info["terminal_observation"] = self._final_obs[index]
@@ -98,7 +94,7 @@ class _AgentRows:
     """The pool and the flat row views shared by both base classes."""
 
     def _setup(self, game: str, num_worlds: int, num_threads: int | None, max_cycles: int | None,
-               copy: bool, info_decoders: dict[str, Any], kwargs: dict[str, Any]) -> int:
+               copy: bool, kwargs: dict[str, Any]) -> int:
         # Same rule as the PettingZoo env's max_cycles (the pool itself would
         # take 0 as "no limit").
         if max_cycles is not None:
@@ -114,27 +110,25 @@ class _AgentRows:
         self.num_agents = pool.num_agents
         rows = self.num_worlds * self.num_agents
         self._copy = copy
-        self._decoders = dict(info_decoders or {})
-        self._fields = pool.info_fields
+        self._decoder = pool.info_decoder
         flat = flat_rows(pool)
         self._obs, self._rewards = flat.obs, flat.rewards
         self._terminations, self._truncations = flat.terminations, flat.truncations
         self._infos, self._final_obs = flat.infos, flat.final_obs
         self._action_shape = (self.num_worlds, self.num_agents, pool.act_dim)
-        self._reset_fields = [f for f in self._fields if f[3]]
         self.agent_observation_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
         self.agent_action_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
         return rows
 
     def _check_open(self):
         if self._pool.closed:
-            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
+            raise _core.StateError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
         return self._pool
 
     def _reset_rows(self, seed: int | None):
         pool = self._check_open()
         pool.reset_all(seed=seed)
-        infos = AgentInfos(self._reset_fields, self._infos.copy(), self._decoders, self.num_agents)
+        infos = AgentInfos(self._decoder, self._infos.copy(), self.num_agents, reset=True)
         return self._obs.copy() if self._copy else self._obs, infos
 
     def _step_rows(self, actions):
@@ -144,10 +138,10 @@ class _AgentRows:
         if array.shape != (rows, self._action_shape[2]):
             raise ValueError(f"actions should have shape ({rows}, {self._action_shape[2]}), got {array.shape}")
         pool.step_all(array.reshape(self._action_shape))
-        ended = pool.reset_kind == 2
+        ended = pool.reset_kind == _core.ResetKind.AUTORESET
         any_ended = bool(ended.any())
         infos = AgentInfos(
-            self._fields, self._infos.copy(), self._decoders, self.num_agents,
+            self._decoder, self._infos.copy(), self.num_agents,
             ended=ended if any_ended else None,
             final_obs=self._final_obs.copy() if any_ended else None,
             truncated=self._truncations.copy(), terminated=self._terminations.copy(),
@@ -164,7 +158,7 @@ class _AgentRows:
         return self._pool
 
 
-class AgentVectorEnv(_AgentRows, VectorEnv):
+class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
     """Agents of ``num_worlds`` native shared worlds as a flat Gymnasium vector env.
 
     Args:
@@ -173,26 +167,21 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
         num_threads: native threads (default: the machine's cores).
         max_cycles: episode length (default 1000).
         copy: return copies of the arrays (default) or the native buffers.
-        info_decoders: how info entries are decoded (name -> callable on the
-            float64 value; default float), e.g. ``{"rank": int}``.
         **kwargs: the game's keyword arguments (``num_agents``, ``layout``, ...).
     """
 
     metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
-                 max_cycles: int | None = 1000, copy: bool = True,
-                 info_decoders: dict[str, Any] | None = None, render_mode: str | None = None,
-                 render_world: int = 0, renderer: Any = None, **kwargs: Any):
+                 max_cycles: int | None = 1000, copy: bool = True, render_mode: str | None = None,
+                 render_world: int = 0, **kwargs: Any):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
-        self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
-                          max_cycles=max_cycles, copy=copy, info_decoders=info_decoders,
-                          render_mode=render_mode, render_world=render_world, renderer=renderer, **kwargs)
-        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
+        self._remember(game=game, num_worlds=num_worlds, num_threads=num_threads, max_cycles=max_cycles,
+                       copy=copy, render_mode=render_mode, render_world=render_world, **kwargs)
+        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, kwargs)
         self.render_mode = render_mode
         self.render_world = rendering.check_render_world(render_world, self.num_worlds)
-        self._make_renderer = renderer
         self._renderer = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
         self.observation_space = self.single_observation_space = self.agent_observation_space
@@ -212,8 +201,7 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            make = self._make_renderer or (lambda mjb, w, h: rendering.WorldRenderer(mjb, w, h))
-            self._renderer = make(pool.model_mjb(), 640, 480)
+            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=TASKS[pool.task].agent_prefix)
         return self._renderer.render(*pool.get_state(self.render_world))
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -222,12 +210,6 @@ class AgentVectorEnv(_AgentRows, VectorEnv):
             self._renderer = None
         self._pool.close()
 
-    def __reduce__(self):
-        return (_restore, (type(self), self._args))
-
-
-def _restore(cls, args):
-    return cls(**args)
 
 
 def _sb3_class():
@@ -237,11 +219,10 @@ def _sb3_class():
         """Agents of native shared worlds as a Stable-Baselines3 ``VecEnv``."""
 
         def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
-                     max_cycles: int | None = 1000, copy: bool = True,
-                     info_decoders: dict[str, Any] | None = None, **kwargs: Any):
+                     max_cycles: int | None = 1000, copy: bool = True, **kwargs: Any):
             self._args = dict(game=game, num_worlds=num_worlds, num_threads=num_threads,
-                              max_cycles=max_cycles, copy=copy, info_decoders=info_decoders, **kwargs)
-            rows = self._setup(game, num_worlds, num_threads, max_cycles, copy, info_decoders, kwargs)
+                              max_cycles=max_cycles, copy=copy, **kwargs)
+            rows = self._setup(game, num_worlds, num_threads, max_cycles, copy, kwargs)
             self.render_mode = None
             VecEnv.__init__(self, rows, self.agent_observation_space, self.agent_action_space)
             self._seed: int | None = None
@@ -288,13 +269,14 @@ def _sb3_class():
             return indices
 
         def __reduce__(self):
-            return (_restore_sb3, (self._args,))
+            # A class made on first use: pickled through the factory, not by reference.
+            return (restore, (_sb3_agent_vec_env, self._args))
 
     return SB3AgentVecEnv
 
 
-def _restore_sb3(args):
-    return make_agent_vec_env(base_class="stable_baselines3", **args)
+def _sb3_agent_vec_env(**kwargs: Any):
+    return make_agent_vec_env(base_class="stable_baselines3", **kwargs)
 
 
 def make_agent_vec_env(game: str, num_worlds: int, *, base_class: str = "gymnasium", **kwargs: Any):

@@ -17,7 +17,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from joltgym_marl import rendering
+from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, TaskSpec
 from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -36,11 +38,11 @@ def _parse_mode(mode: Any) -> AutoresetMode:
     return mode
 
 
-class NativeVectorEnv(VectorEnv):
+class NativeVectorEnv(Reconstructible, VectorEnv):
     """``num_envs`` native worlds of one single-agent task as a Gymnasium vector env.
 
     Args:
-        task: native task name (``"half_cheetah"``, ``"humanoid"``, ``"ant"``).
+        task: native task name (``joltgym_marl.registry.SINGLE_AGENT_TASKS``).
         num_envs: number of worlds (>= 1).
         num_threads: native worker threads, counting the caller (default: the
             machine's cores, never more than ``num_envs``).
@@ -73,19 +75,10 @@ class NativeVectorEnv(VectorEnv):
         rendering.check_render_mode(render_mode)
         rendering.require_display_for_human(render_mode)
         mode = _parse_mode(autoreset_mode)
-        self._args = dict(
-            task=task,
-            num_envs=num_envs,
-            num_threads=num_threads,
-            max_episode_steps=max_episode_steps,
-            autoreset_mode=mode,
-            copy=copy,
-            render_mode=render_mode,
-            render_world=render_world,
-            width=width,
-            height=height,
-            **kwargs,
-        )
+        self._remember(task=task, num_envs=num_envs, num_threads=num_threads,
+                       max_episode_steps=max_episode_steps, autoreset_mode=mode, copy=copy,
+                       render_mode=render_mode, render_world=render_world, width=width,
+                       height=height, **kwargs)
         self._pool = _core.WorldPool(
             task,
             num_envs,
@@ -121,12 +114,7 @@ class NativeVectorEnv(VectorEnv):
         self._obs, self._rewards = flat.obs, flat.rewards
         self._terminations, self._truncations = flat.terminations, flat.truncations
         self._infos, self._final_obs, self._final_infos = flat.infos, flat.final_obs, flat.final_infos
-        self._fields = pool.info_fields
-        # (key, mask key, column index or slice, present at reset), made once.
-        self._info_columns = [
-            (name, f"_{name}", offset if size == 1 else slice(offset, offset + size), at_reset)
-            for name, offset, size, at_reset in self._fields
-        ]
+        self._decoder = pool.info_decoder
         self._all = np.ones(n, dtype=bool)
 
     # -- Gymnasium API ---------------------------------------------------------
@@ -157,7 +145,7 @@ class NativeVectorEnv(VectorEnv):
             super().reset(seed=seed)
             pool.reset_all(seed=seed)
             reset_rows = self._all
-        infos = self._info_dict(self._infos, reset_rows, step_rows=None)
+        infos = self._decoder.columns(self._infos, reset_rows)
         return self._out(self._obs), infos
 
     def step(self, actions):
@@ -165,17 +153,17 @@ class NativeVectorEnv(VectorEnv):
         pool.step_all(actions)
         kind = pool.reset_kind
         if not kind.any():  # the common case: every world stepped, none ended
-            infos = self._info_dict(self._infos, self._all, self._all, full=True)
+            infos = self._decoder.columns(self._infos, self._all, self._all)
         else:
-            infos = self._info_dict(self._infos, self._all, kind == 0)
-            ended = kind == 2
+            infos = self._decoder.columns(self._infos, self._all, kind == _core.ResetKind.STEPPED)
+            ended = kind == _core.ResetKind.AUTORESET
             if ended.any():
                 final_obs = np.full(self.num_envs, None, dtype=object)
                 for i in np.flatnonzero(ended):
                     final_obs[i] = self._final_obs[i].copy()
                 infos["final_obs"] = final_obs
                 infos["_final_obs"] = ended
-                infos["final_info"] = self._info_dict(self._final_infos, ended, ended)
+                infos["final_info"] = self._decoder.columns(self._final_infos, ended, ended)
                 infos["_final_info"] = ended
         if pool.unstable.any():
             infos["physics_unstable"] = pool.unstable.copy()
@@ -196,8 +184,7 @@ class NativeVectorEnv(VectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            self._renderer = rendering.WorldRenderer(pool.model_mjb(), *self._render_size,
-                                                     follow=rendering.follow_torso)
+            self._renderer = rendering.renderer_for(pool, *self._render_size)
         qpos, qvel = pool.get_state(self.render_world)
         if self.render_mode == "human":
             self._renderer.show(qpos, qvel)
@@ -218,43 +205,15 @@ class NativeVectorEnv(VectorEnv):
         return self._pool
 
     def _open(self):
-        if self._pool.closed:
-            raise RuntimeError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
+        self._closed = self._pool.closed
+        self._check_open()
         return self._pool
 
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
 
-    def _info_dict(self, rows: np.ndarray, valid: np.ndarray, step_rows: np.ndarray | None,
-                   full: bool = False) -> dict:
-        """Gymnasium's vector info: each key an array over envs plus a ``_key`` mask.
-
-        Reset-time fields are valid wherever ``valid``; step-only fields where
-        ``step_rows`` (never on a reset). ``full``: both masks are all True.
-        """
-        infos: dict[str, Any] = {}
-        for name, mask_name, columns, at_reset in self._info_columns:
-            values = rows[:, columns]
-            if full:
-                infos[name] = values.copy()
-                infos[mask_name] = self._all.copy()
-                continue
-            mask = valid if at_reset else step_rows
-            if mask is None or not mask.any():
-                continue
-            # Entries outside the mask are zero, as in Gymnasium's SyncVectorEnv.
-            if mask.all():
-                infos[name] = values.copy()
-            else:
-                infos[name] = np.where(mask if values.ndim == 1 else mask[:, None], values, 0.0)
-            infos[mask_name] = mask.copy()
-        return infos
-
-    def __reduce__(self):
-        return (_restore, (type(self), self._args))
-
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._args['task']!r}, num_envs={self.num_envs})"
+        return f"{type(self).__name__}({self._init_kwargs['task']!r}, num_envs={self.num_envs})"
 
 
 def _check_seed(seed: Any) -> int | None:
@@ -267,22 +226,27 @@ def _check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def _restore(cls, args):
-    args = dict(args)
-    if cls is NativeVectorEnv:
-        return cls(**args)
-    args.pop("task")
-    return cls(**args)
+def _vector_class(spec: TaskSpec) -> type:
+    task, limit = spec.name, spec.max_episode_steps
+
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = limit, **kwargs: Any):
+        NativeVectorEnv.__init__(self, task, num_envs, max_episode_steps=max_episode_steps, **kwargs)
+
+    def __reduce__(self):
+        kwargs = dict(self._init_kwargs)
+        del kwargs["task"]
+        return (_restore, (type(self), kwargs))
+
+    doc = (f"``NativeVectorEnv`` of the {task!r} task (``{spec.env_id}``); "
+           "``gymnasium.make_vec``'s vector entry point.")
+    return type(spec.vector_class, (NativeVectorEnv,), {
+        "__init__": __init__, "__reduce__": __reduce__, "__doc__": doc, "__module__": __name__,
+        "__qualname__": spec.vector_class})
 
 
-def _task_class(task: str, name: str) -> type:
-    def __init__(self, num_envs: int = 1, **kwargs: Any):
-        NativeVectorEnv.__init__(self, task, num_envs, **kwargs)
-
-    doc = f"``NativeVectorEnv`` of the {task!r} task; ``gymnasium.make_vec``'s vector entry point."
-    return type(name, (NativeVectorEnv,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+def _restore(cls, kwargs):
+    return cls(**kwargs)
 
 
-HalfCheetahVectorEnv = _task_class("half_cheetah", "HalfCheetahVectorEnv")
-HumanoidVectorEnv = _task_class("humanoid", "HumanoidVectorEnv")
-AntVectorEnv = _task_class("ant", "AntVectorEnv")
+VECTOR_CLASSES: dict[str, type] = {spec.name: _vector_class(spec) for spec in SINGLE_AGENT_TASKS}
+globals().update({cls.__name__: cls for cls in VECTOR_CLASSES.values()})

@@ -7,6 +7,15 @@
 
 namespace joltgym {
 
+// What happened to a world in the last pool call (PoolBuffers::reset_kind;
+// exported to Python as _core.ResetKind).
+enum ResetKind : std::uint8_t {
+  kStepped = 0,    // stepped
+  kReset = 1,      // reset by this call (its info row holds reset info)
+  kAutoReset = 2,  // an episode ended and the world was reset in the same call
+                   // (final_obs / final_info hold the ended episode)
+};
+
 struct PoolBuffers {
   float* obs = nullptr;          // [num_envs, num_agents, obs_dim]
   float* reward = nullptr;       // [num_envs, num_agents]
@@ -15,10 +24,7 @@ struct PoolBuffers {
   double* info = nullptr;        // [num_envs, num_agents, info_width]
   float* final_obs = nullptr;    // [num_envs, num_agents, obs_dim]   (same-step autoreset)
   double* final_info = nullptr;  // [num_envs, num_agents, info_width] (same-step autoreset)
-  // Per world, for this step: 1 if the world was reset in this call (its info
-  // row holds reset info), 2 if an episode ended and the world was reset in
-  // the same call (final_obs / final_info hold the ended episode), else 0.
-  std::uint8_t* reset_kind = nullptr;  // [num_envs]
+  std::uint8_t* reset_kind = nullptr;  // [num_envs]: a ResetKind per world
   bool* unstable = nullptr;            // [num_envs]: physics blow-up ended the episode
   std::int32_t* elapsed = nullptr;     // [num_envs]: steps in the current episode
 };

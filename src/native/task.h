@@ -18,6 +18,13 @@
 
 namespace joltgym {
 
+// How the Python layers decode one info entry from its float64 slot(s).
+enum class InfoKind {
+  kReal,     // a float (or a float array when size > 1)
+  kInteger,  // an int (e.g. a rank)
+  kLabel,    // an index into `labels` (e.g. a game's outcome)
+};
+
 // One named entry of a per-agent info record: `size` doubles starting at
 // `offset`. Entries with `at_reset` are also written by Reset().
 struct InfoField {
@@ -25,22 +32,51 @@ struct InfoField {
   int offset = 0;
   int size = 1;
   bool at_reset = false;
+  InfoKind kind = InfoKind::kReal;
+  std::vector<std::string> labels;  // kLabel only
 };
 
-// Builds the field list with running offsets.
+// Builds the field list with running offsets. Each Add* returns the new
+// field's offset, which the task keeps in a named member: a step writes
+// `info[x_velocity_]`, never a bare index that must match the Add order.
 class InfoLayout {
  public:
-  InfoLayout& Add(const std::string& name, int size = 1, bool at_reset = false) {
-    fields_.push_back({name, width_, size, at_reset});
-    width_ += size;
-    return *this;
+  int Add(const std::string& name, int size = 1, bool at_reset = false) {
+    return Push({name, width_, size, at_reset, InfoKind::kReal, {}});
+  }
+  int AddAtReset(const std::string& name, int size = 1) { return Add(name, size, true); }
+  int AddInteger(const std::string& name, bool at_reset = false) {
+    return Push({name, width_, 1, at_reset, InfoKind::kInteger, {}});
+  }
+  int AddLabel(const std::string& name, std::vector<std::string> labels, bool at_reset = false) {
+    return Push({name, width_, 1, at_reset, InfoKind::kLabel, std::move(labels)});
   }
   const std::vector<InfoField>& fields() const { return fields_; }
   int width() const { return width_; }
 
  private:
+  int Push(InfoField field) {
+    const int offset = width_;
+    width_ += field.size;
+    fields_.push_back(std::move(field));
+    return offset;
+  }
+
   std::vector<InfoField> fields_;
   int width_ = 0;
+};
+
+// Where the renderer's free camera looks: the robot's root body (agent 0's
+// in a shared world), the agent furthest along x, or a fixed point.
+enum class CameraTarget { kRootBody, kLeader, kFixed };
+
+// The default view of a task, for the Python renderer (MuJoCo's free camera).
+struct RenderCamera {
+  CameraTarget target = CameraTarget::kRootBody;
+  double distance = 4.0;
+  double elevation = -15.0;
+  double azimuth = 90.0;
+  double lookat[3] = {0.0, 0.0, 0.0};  // kFixed only
 };
 
 // Where a task writes one world's results. Arrays are [num_agents, ...].
@@ -64,6 +100,7 @@ class Task {
   // Simulated seconds per env step (timestep * frame_skip).
   double dt() const { return dt_; }
   const InfoLayout& info_layout() const { return info_; }
+  const RenderCamera& camera() const { return camera_; }
   // Steps after which the owner truncates an episode (0: never). Set once by
   // whoever creates the task, before it is shared, so that tasks whose
   // observation or reward depend on the time left can read it.
@@ -112,6 +149,7 @@ class Task {
     options_.emplace_back(name, scratch_slot);
   }
   InfoLayout& mutable_info() { return info_; }
+  void SetCamera(const RenderCamera& camera) { camera_ = camera; }
   // Action bounds from the actuators' ctrlrange, for agent 0's `act_dim`
   // actuators starting at `first_actuator`.
   void SetActionBoundsFromCtrlRange(int first_actuator);
@@ -126,6 +164,7 @@ class Task {
   int episode_limit_ = 0;
   std::vector<std::pair<std::string, int>> options_;
   InfoLayout info_;
+  RenderCamera camera_;
   std::vector<double> action_low_;
   std::vector<double> action_high_;
 };
@@ -154,12 +193,60 @@ const std::string& AssetDir();
 
 using TaskFactory = std::function<std::shared_ptr<const Task>(const Params&)>;
 
+enum class TaskKind {
+  kSingleAgent,  // one robot: a *Core, a Gymnasium env and a vector env
+  kGame,         // several robots in one world: a PettingZoo game
+};
+
+// Everything the Python side derives a task's classes, registrations, tests
+// and benchmarks from. Filled by SingleAgentTask<T>() or Game<T>().
 struct TaskInfo {
-  std::string name;          // e.g. "half_cheetah"
-  std::string core_class;    // e.g. "HalfCheetahCore" (single-agent) or "" (games)
+  std::string name;          // native name: "half_cheetah", "sumo"
+  TaskKind kind = TaskKind::kSingleAgent;
+  std::string title;         // class-name stem: "HalfCheetah" -> HalfCheetahCore, HalfCheetahEnv, ...
+  std::string env_id;        // "joltgym_marl/HalfCheetah-v0" (Gymnasium) or "sumo_v0" (PettingZoo)
+  std::string reference_id;  // the env it reproduces: "HalfCheetah-v5" (Gymnasium), or ""
+  std::string agent_prefix;  // games: agents are "<prefix>_<k>" and their bodies "<prefix>_<k>/..."
+  int max_episode_steps = 1000;  // truncation (max_cycles for games)
+  std::string doc;           // the docstring: action / observation / reward / info table
   std::vector<ParamSpec> params;
   TaskFactory factory;
 };
+
+// A single-agent robot reproducing Gymnasium's "<title>-v5" as
+// "joltgym_marl/<title>-v0".
+template <typename T>
+TaskInfo SingleAgentTask(std::string name, std::string title, std::vector<ParamSpec> params,
+                         std::string doc, int max_episode_steps = 1000) {
+  TaskInfo info;
+  info.name = std::move(name);
+  info.kind = TaskKind::kSingleAgent;
+  info.env_id = "joltgym_marl/" + title + "-v0";
+  info.reference_id = title + "-v5";
+  info.title = std::move(title);
+  info.max_episode_steps = max_episode_steps;
+  info.doc = std::move(doc);
+  info.params = std::move(params);
+  info.factory = [](const Params& p) { return std::make_shared<T>(p); };
+  return info;
+}
+
+// A shared-world game, registered with PettingZoo's naming as "<name>_v0".
+template <typename T>
+TaskInfo Game(std::string name, std::string title, std::string agent_prefix,
+              std::vector<ParamSpec> params, std::string doc, int max_cycles) {
+  TaskInfo info;
+  info.kind = TaskKind::kGame;
+  info.env_id = name + "_v0";
+  info.name = std::move(name);
+  info.title = std::move(title);
+  info.agent_prefix = std::move(agent_prefix);
+  info.max_episode_steps = max_cycles;
+  info.doc = std::move(doc);
+  info.params = std::move(params);
+  info.factory = [](const Params& p) { return std::make_shared<T>(p); };
+  return info;
+}
 
 class TaskRegistry {
  public:
@@ -172,6 +259,8 @@ class TaskRegistry {
   std::map<std::string, TaskInfo> tasks_;
 };
 
+// Each task file registers itself with one line:
+//   const TaskRegistration kRegistration(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc));
 struct TaskRegistration {
   explicit TaskRegistration(TaskInfo info) { TaskRegistry::Get().Add(std::move(info)); }
 };

@@ -33,7 +33,7 @@ void WorldPool::ResetWorld(int i) {
   std::fill_n(buffers_.reward + i * agent_stride_, agent_stride_, 0.0f);
   std::fill_n(buffers_.terminated + i * agent_stride_, agent_stride_, false);
   std::fill_n(buffers_.truncated + i * agent_stride_, agent_stride_, false);
-  buffers_.reset_kind[i] = 1;
+  buffers_.reset_kind[i] = kReset;
   buffers_.unstable[i] = false;
   buffers_.elapsed[i] = 0;
   needs_reset_[i] = 0;
@@ -65,7 +65,7 @@ void WorldPool::StepWorld(int i, const float* actions) {
                            buffers_.truncated + i * agent_stride_, info);
   buffers_.unstable[i] = w.last_step_unstable();
   buffers_.elapsed[i] = w.elapsed_steps();
-  buffers_.reset_kind[i] = 0;
+  buffers_.reset_kind[i] = kStepped;
   if (!done) return;
   if (mode_ == AutoresetMode::kNextStep) {
     needs_reset_[i] = 1;
@@ -74,7 +74,7 @@ void WorldPool::StepWorld(int i, const float* actions) {
   std::memcpy(buffers_.final_obs + i * obs_stride_, obs, sizeof(float) * obs_stride_);
   std::memcpy(buffers_.final_info + i * info_stride_, info, sizeof(double) * info_stride_);
   w.Reset(obs, info);
-  buffers_.reset_kind[i] = 2;
+  buffers_.reset_kind[i] = kAutoReset;
   buffers_.elapsed[i] = 0;
 }
 

@@ -1,22 +1,29 @@
 // Ant: Gymnasium's Ant-v5, natively.
-//
-// obs (105): qpos[2:] (13), qvel (14), cfrc_ext[1:] clipped to
-//            contact_force_range (13 bodies x 6); 107 with the root x, y kept
-//            and 27 without contact forces
-// act   (8): hip/ankle torques in [-1, 1], in the model's actuator order
-// reward   : x_velocity * forward_reward_weight + healthy_reward
-//            - ctrl_cost_weight * |a|^2 - contact_cost_weight * |clip(cfrc_ext)|^2
-// info     : x_position, y_position, distance_from_origin (these also on
-//            reset), x_velocity, y_velocity, reward_forward, reward_ctrl,
-//            reward_contact, reward_survive
-// episode  : terminates when unhealthy (non-finite state, or torso z outside
-//            healthy_z_range, inclusive); truncated at 1000 steps
 #include <cmath>
 
 #include "locomotion.h"
 
 namespace joltgym {
 namespace {
+
+constexpr const char* kDoc = R"(Ant, natively: Gymnasium's ``Ant-v5`` step for step.
+
+================  ==========================================================
+Action (8)        hip and ankle torques of the four legs, in [-1, 1]
+Observation (105) qpos[2:] (13), qvel (14), cfrc_ext[1:] clipped to
+                  contact_force_range (78); 27 without contact forces,
+                  107 with ``exclude_current_positions_from_observation=False``
+Reward            ``reward_forward`` = x_velocity of ``main_body``,
+                  ``reward_survive`` = 1 while healthy,
+                  ``reward_ctrl`` = -0.5 * sum(action**2),
+                  ``reward_contact`` = -5e-4 * sum(clip(cfrc_ext)**2)
+Info              x_position, y_position, distance_from_origin (these also on
+                  reset), x_velocity, y_velocity and the four reward terms
+Termination       state not finite, or torso z outside [0.2, 1.0]; truncated
+                  after 1000 steps
+Reset noise       qpos + U(-s, s), qvel + s * N(0, 1), s = reset_noise_scale (0.1)
+================  ==========================================================
+)";
 
 class Ant final : public LocomotionTask {
  public:
@@ -41,16 +48,20 @@ class Ant final : public LocomotionTask {
     skip_ = exclude_positions_ ? 2 : 0;
     SetDims(1, m->nq - skip_ + m->nv + (include_cfrc_ext_ ? 6 * (m->nbody - 1) : 0), m->nu);
     SetActionBoundsFromCtrlRange(0);
-    mutable_info()
-        .Add("x_position", 1, true)
-        .Add("y_position", 1, true)
-        .Add("distance_from_origin", 1, true)
-        .Add("x_velocity")
-        .Add("y_velocity")
-        .Add("reward_forward")
-        .Add("reward_ctrl")
-        .Add("reward_contact")
-        .Add("reward_survive");
+    InfoLayout& info = mutable_info();
+    x_position_ = info.AddAtReset("x_position");
+    y_position_ = info.AddAtReset("y_position");
+    distance_from_origin_ = info.AddAtReset("distance_from_origin");
+    x_velocity_ = info.Add("x_velocity");
+    y_velocity_ = info.Add("y_velocity");
+    reward_forward_ = info.Add("reward_forward");
+    reward_ctrl_ = info.Add("reward_ctrl");
+    reward_contact_ = info.Add("reward_contact");
+    reward_survive_ = info.Add("reward_survive");
+    RenderCamera camera;
+    camera.distance = 5.0;
+    camera.elevation = -30.0;
+    SetCamera(camera);
   }
 
   void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
@@ -76,12 +87,12 @@ class Ant final : public LocomotionTask {
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;
     WritePositionInfo(d, info);
-    info[3] = x_velocity;
-    info[4] = y_velocity;
-    info[5] = forward;
-    info[6] = -ctrl_cost;
-    info[7] = -contact_cost;
-    info[8] = survive;
+    info[x_velocity_] = x_velocity;
+    info[y_velocity_] = y_velocity;
+    info[reward_forward_] = forward;
+    info[reward_ctrl_] = -ctrl_cost;
+    info[reward_contact_] = -contact_cost;
+    info[reward_survive_] = survive;
     return stable;
   }
 
@@ -116,10 +127,10 @@ class Ant final : public LocomotionTask {
     return healthy_z_.first <= d->qpos[2] && d->qpos[2] <= healthy_z_.second;
   }
 
-  static void WritePositionInfo(const mjData* d, double* info) {
-    info[0] = d->qpos[0];
-    info[1] = d->qpos[1];
-    info[2] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+  void WritePositionInfo(const mjData* d, double* info) const {
+    info[x_position_] = d->qpos[0];
+    info[y_position_] = d->qpos[1];
+    info[distance_from_origin_] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
   }
 
   double forward_weight_, ctrl_weight_, contact_weight_, healthy_reward_;
@@ -127,6 +138,8 @@ class Ant final : public LocomotionTask {
   std::pair<double, double> healthy_z_, contact_range_;
   int main_body_;
   int skip_;
+  int x_position_, y_position_, distance_from_origin_, x_velocity_, y_velocity_;  // info offsets
+  int reward_forward_, reward_ctrl_, reward_contact_, reward_survive_;
 };
 
 std::vector<ParamSpec> Spec() {
@@ -143,8 +156,7 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration({"ant", "AntCore", Spec(),
-                                      [](const Params& p) { return std::make_shared<Ant>(p); }});
+const TaskRegistration kRegistration(SingleAgentTask<Ant>("ant", "Ant", Spec(), kDoc));
 
 }  // namespace
 }  // namespace joltgym

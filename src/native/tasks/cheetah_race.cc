@@ -1,21 +1,4 @@
-// CheetahRace: 1 to 8 HalfCheetahs in one shared world.
-//
-// layout "lanes" (default): side by side, lane_spacing apart in y; agents
-//   never touch each other.
-// layout "shared_track": all in the y = 0 plane, agent k starting
-//   k * start_spacing behind agent 0, so bodies collide.
-//
-// obs (17 + 2 (N-1)) per agent: its HalfCheetah observation (qpos[1:], qvel),
-//   then for every other agent j in ascending index order: x_j - x_i (world
-//   x of the torso) and j's x velocity (root slide qvel).
-// act (6) per agent: HalfCheetah torques in [-1, 1].
-// reward: forward_reward_weight * x_velocity - ctrl_cost_weight * |a|^2, plus
-//   finish_bonus to the first agent to get finish_line metres past its start
-//   (when finish_line is set); several crossing in one step: the furthest wins.
-// episode: ends for all agents together: terminated at the finish, truncated
-//   at max_cycles.
-// info per agent: x_position, rank (1 = leading; both also on reset),
-//   x_velocity, reward_forward, reward_ctrl, reward_finish.
+// CheetahRace: 1 to 8 HalfCheetahs in one shared world (see kDoc).
 #include <cmath>
 
 #include "../compose.h"
@@ -23,6 +6,32 @@
 
 namespace joltgym {
 namespace {
+
+constexpr const char* kDoc = R"(CheetahRace: 1 to 8 HalfCheetahs racing in one shared MuJoCo world.
+
+=================  ============================================================
+Agents             ``cheetah_0`` ... ``cheetah_{N-1}`` (``num_agents``, default 2)
+Layouts            ``"lanes"`` (default): side by side, ``lane_spacing`` (1 m) apart,
+                   never touching; ``"shared_track"``: one plane, agent k starting
+                   ``k * start_spacing`` (1.5 m) behind agent 0, so bodies collide
+Action (6)         HalfCheetah torques (bthigh, bshin, bfoot, fthigh, fshin, ffoot) in [-1, 1]
+Observation        17 + 2 (N - 1), float32: the agent's HalfCheetah observation
+                   (qpos[1:], qvel), then for every other agent in ascending index
+                   order its x position relative to this agent and its x velocity
+Reward             ``reward_forward`` = forward_reward_weight (1) * x velocity,
+                   ``reward_ctrl`` = -ctrl_cost_weight (0.1) * sum(action**2),
+                   ``reward_finish`` = finish_bonus (100) for the first agent
+                   ``finish_line`` metres past its start (when finish_line is set;
+                   several crossing in one step: the furthest wins)
+Info               x_position, rank (1 = leading; both also on reset), x_velocity,
+                   reward_forward, reward_ctrl, reward_finish
+Episode end        for all agents together: terminated at the finish, truncated
+                   after ``max_cycles`` (1000) steps
+State              qpos and qvel of the whole world (float32)
+=================  ============================================================
+
+A race with one agent is exactly ``HalfCheetah-v5``.
+)";
 
 class CheetahRace final : public Task {
  public:
@@ -70,13 +79,18 @@ class CheetahRace final : public Task {
     SetDims(n, robot_nq_ - 1 + robot_nv_ + 2 * (n - 1), robot_nu_);
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(1);  // scratch[0]: 1 once someone has finished
-    mutable_info()
-        .Add("x_position", 1, true)
-        .Add("rank", 1, true)
-        .Add("x_velocity")
-        .Add("reward_forward")
-        .Add("reward_ctrl")
-        .Add("reward_finish");
+    InfoLayout& info = mutable_info();
+    x_position_ = info.AddAtReset("x_position");
+    rank_ = info.AddInteger("rank", /*at_reset=*/true);
+    x_velocity_ = info.Add("x_velocity");
+    reward_forward_ = info.Add("reward_forward");
+    reward_ctrl_ = info.Add("reward_ctrl");
+    reward_finish_ = info.Add("reward_finish");
+    RenderCamera camera;  // side view following the leader
+    camera.target = CameraTarget::kLeader;
+    camera.distance = 3.0 + 0.8 * n;
+    camera.elevation = -20.0;
+    SetCamera(camera);
   }
 
   void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
@@ -90,8 +104,8 @@ class CheetahRace final : public Task {
     Observe(d, scratch, obs);
     const int width = info_layout().width();
     for (int k = 0; k < num_agents(); ++k) {
-      info[k * width + 0] = X(d, k);
-      info[k * width + 1] = Rank(d, k);
+      info[k * width + x_position_] = X(d, k);
+      info[k * width + rank_] = Rank(d, k);
     }
   }
 
@@ -127,12 +141,12 @@ class CheetahRace final : public Task {
       out.reward[k] = static_cast<float>(forward - ctrl_cost + bonus);
       out.terminated[k] = winner >= 0;
       double* info = out.info + k * width;
-      info[0] = x;
-      info[1] = Rank(d, k);
-      info[2] = velocity;
-      info[3] = forward;
-      info[4] = -ctrl_cost;
-      info[5] = bonus;
+      info[x_position_] = x;
+      info[rank_] = Rank(d, k);
+      info[x_velocity_] = velocity;
+      info[reward_forward_] = forward;
+      info[reward_ctrl_] = -ctrl_cost;
+      info[reward_finish_] = bonus;
     }
     return stable;
   }
@@ -173,6 +187,7 @@ class CheetahRace final : public Task {
   double noise_scale_ = 0.1;
   double forward_weight_ = 1.0, ctrl_weight_ = 0.1;
   double finish_line_ = NAN, finish_bonus_ = 100.0;
+  int x_position_, rank_, x_velocity_, reward_forward_, reward_ctrl_, reward_finish_;  // info
 };
 
 std::vector<ParamSpec> Spec() {
@@ -192,8 +207,8 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration({"cheetah_race", "", Spec(),
-                                      [](const Params& p) { return std::make_shared<CheetahRace>(p); }});
+const TaskRegistration kRegistration(
+    Game<CheetahRace>("cheetah_race", "CheetahRace", "cheetah", Spec(), kDoc, /*max_cycles=*/1000));
 
 }  // namespace
 }  // namespace joltgym

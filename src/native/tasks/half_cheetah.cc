@@ -1,15 +1,22 @@
 // HalfCheetah: Gymnasium's HalfCheetah-v5, natively.
-//
-// obs  (17): qpos[1:] (rootz, rooty, 6 joint angles), qvel (9)
-//            (18 with the root x position kept)
-// act   (6): torques on bthigh, bshin, bfoot, fthigh, fshin, ffoot, in [-1, 1]
-// reward   : forward_reward_weight * x_velocity - ctrl_cost_weight * |a|^2
-// info     : x_position (also on reset), x_velocity, reward_forward, reward_ctrl
-// episode  : never terminates; truncated at 1000 steps
 #include "locomotion.h"
 
 namespace joltgym {
 namespace {
+
+constexpr const char* kDoc = R"(HalfCheetah, natively: Gymnasium's ``HalfCheetah-v5`` step for step.
+
+================  ==========================================================
+Action (6)        torques on bthigh, bshin, bfoot, fthigh, fshin, ffoot, in [-1, 1]
+Observation (17)  qpos[1:] (rootz, rooty, 6 joint angles), qvel (9);
+                  18 with ``exclude_current_positions_from_observation=False``
+Reward            ``reward_forward`` = forward_reward_weight * x_velocity,
+                  ``reward_ctrl`` = -ctrl_cost_weight * sum(action**2)
+Info              x_position (also on reset), x_velocity, reward_forward, reward_ctrl
+Termination       never; truncated after 1000 steps
+Reset noise       qpos + U(-s, s), qvel + s * N(0, 1), s = reset_noise_scale (0.1)
+================  ==========================================================
+)";
 
 class HalfCheetah final : public LocomotionTask {
  public:
@@ -21,17 +28,17 @@ class HalfCheetah final : public LocomotionTask {
     skip_ = exclude_positions_ ? 1 : 0;
     SetDims(1, m->nq - skip_ + m->nv, m->nu);
     SetActionBoundsFromCtrlRange(0);
-    mutable_info()
-        .Add("x_position", 1, true)
-        .Add("x_velocity")
-        .Add("reward_forward")
-        .Add("reward_ctrl");
+    InfoLayout& info = mutable_info();
+    x_position_ = info.AddAtReset("x_position");
+    x_velocity_ = info.Add("x_velocity");
+    reward_forward_ = info.Add("reward_forward");
+    reward_ctrl_ = info.Add("reward_ctrl");
   }
 
   void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
-    info[0] = d->qpos[0];
+    info[x_position_] = d->qpos[0];
   }
 
   bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
@@ -45,10 +52,10 @@ class HalfCheetah final : public LocomotionTask {
     out.reward[0] = static_cast<float>(forward - ctrl_cost);
     out.terminated[0] = false;
     double* info = out.info;
-    info[0] = x_after;
-    info[1] = x_velocity;
-    info[2] = forward;
-    info[3] = -ctrl_cost;
+    info[x_position_] = x_after;
+    info[x_velocity_] = x_velocity;
+    info[reward_forward_] = forward;
+    info[reward_ctrl_] = -ctrl_cost;
     return stable;
   }
 
@@ -62,6 +69,7 @@ class HalfCheetah final : public LocomotionTask {
   double forward_weight_;
   double ctrl_weight_;
   int skip_;
+  int x_position_, x_velocity_, reward_forward_, reward_ctrl_;  // info offsets
 };
 
 std::vector<ParamSpec> Spec() {
@@ -71,8 +79,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration({"half_cheetah", "HalfCheetahCore", Spec(),
-                                      [](const Params& p) { return std::make_shared<HalfCheetah>(p); }});
+const TaskRegistration kRegistration(
+    SingleAgentTask<HalfCheetah>("half_cheetah", "HalfCheetah", Spec(), kDoc));
 
 }  // namespace
 }  // namespace joltgym

@@ -1,23 +1,29 @@
 // Humanoid: Gymnasium's Humanoid-v5, natively.
-//
-// obs (348): qpos[2:] (22), qvel (23), cinert[1:] (13 x 10), cvel[1:] (13 x 6),
-//            qfrc_actuator[6:] (17), cfrc_ext[1:] (13 x 6); each block can be
-//            dropped with its include_*_in_observation flag
-// act  (17): abdomen, hips, knees, shoulders, elbows, in [-0.4, 0.4]
-// reward   : forward_reward_weight * x_velocity(center of mass) + healthy_reward
-//            - ctrl_cost_weight * |ctrl|^2
-//            - clip(contact_cost_weight * |cfrc_ext|^2, contact_cost_range)
-// info     : x_position, y_position, tendon_length (2), tendon_velocity (2),
-//            distance_from_origin (these also on reset), x_velocity, y_velocity,
-//            reward_survive, reward_forward, reward_ctrl, reward_contact
-// episode  : terminates when torso z leaves healthy_z_range (exclusive);
-//            truncated at 1000 steps
 #include <cmath>
 
 #include "locomotion.h"
 
 namespace joltgym {
 namespace {
+
+constexpr const char* kDoc = R"(Humanoid, natively: Gymnasium's ``Humanoid-v5`` step for step.
+
+================  ==========================================================
+Action (17)       abdomen, hip, knee, shoulder and elbow torques, in [-0.4, 0.4]
+Observation (348) qpos[2:] (22), qvel (23), cinert[1:] (130), cvel[1:] (78),
+                  qfrc_actuator[6:] (17), cfrc_ext[1:] (78); each of the last
+                  four blocks can be dropped with its ``include_*_in_observation``
+Reward            ``reward_forward`` = 1.25 * x velocity of the centre of mass,
+                  ``reward_survive`` = 5 while healthy,
+                  ``reward_ctrl`` = -0.1 * sum(ctrl**2),
+                  ``reward_contact`` = -clip(5e-7 * sum(cfrc_ext**2), contact_cost_range)
+Info              x_position, y_position, tendon_length, tendon_velocity,
+                  distance_from_origin (these also on reset), x_velocity,
+                  y_velocity and the four reward terms
+Termination       torso z outside (1.0, 2.0); truncated after 1000 steps
+Reset noise       qpos + U(-s, s), qvel + U(-s, s), s = reset_noise_scale (0.01)
+================  ==========================================================
+)";
 
 class Humanoid final : public LocomotionTask {
  public:
@@ -43,18 +49,21 @@ class Humanoid final : public LocomotionTask {
     SetDims(1, dim, m->nu);
     SetActionBoundsFromCtrlRange(0);
     for (int b = 0; b < m->nbody; ++b) total_mass_ += m->body_mass[b];
-    mutable_info()
-        .Add("x_position", 1, true)
-        .Add("y_position", 1, true)
-        .Add("tendon_length", m->ntendon, true)
-        .Add("tendon_velocity", m->ntendon, true)
-        .Add("distance_from_origin", 1, true)
-        .Add("x_velocity")
-        .Add("y_velocity")
-        .Add("reward_survive")
-        .Add("reward_forward")
-        .Add("reward_ctrl")
-        .Add("reward_contact");
+    InfoLayout& info = mutable_info();
+    x_position_ = info.AddAtReset("x_position");
+    y_position_ = info.AddAtReset("y_position");
+    tendon_length_ = info.AddAtReset("tendon_length", m->ntendon);
+    tendon_velocity_ = info.AddAtReset("tendon_velocity", m->ntendon);
+    distance_from_origin_ = info.AddAtReset("distance_from_origin");
+    x_velocity_ = info.Add("x_velocity");
+    y_velocity_ = info.Add("y_velocity");
+    reward_survive_ = info.Add("reward_survive");
+    reward_forward_ = info.Add("reward_forward");
+    reward_ctrl_ = info.Add("reward_ctrl");
+    reward_contact_ = info.Add("reward_contact");
+    RenderCamera camera;
+    camera.distance = 5.0;
+    SetCamera(camera);
   }
 
   void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
@@ -86,13 +95,14 @@ class Humanoid final : public LocomotionTask {
         std::fmin(std::fmax(contact_weight_ * contact_sq, contact_range_.first), contact_range_.second);
     out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
-    double* info = WritePositionInfo(d, out.info);
-    info[0] = x_velocity;
-    info[1] = y_velocity;
-    info[2] = survive;
-    info[3] = forward;
-    info[4] = -ctrl_cost;
-    info[5] = -contact_cost;
+    double* info = out.info;
+    WritePositionInfo(d, info);
+    info[x_velocity_] = x_velocity;
+    info[y_velocity_] = y_velocity;
+    info[reward_survive_] = survive;
+    info[reward_forward_] = forward;
+    info[reward_ctrl_] = -ctrl_cost;
+    info[reward_contact_] = -contact_cost;
     return stable;
   }
 
@@ -119,15 +129,14 @@ class Humanoid final : public LocomotionTask {
     xy[1] = sy / total_mass_;
   }
 
-  // Writes the reset-time fields; returns where the step-only fields start.
-  double* WritePositionInfo(const mjData* d, double* info) const {
+  // Writes the fields that reset and step share.
+  void WritePositionInfo(const mjData* d, double* info) const {
     const int nt = model()->ntendon;
-    *info++ = d->qpos[0];
-    *info++ = d->qpos[1];
-    for (int i = 0; i < nt; ++i) *info++ = d->ten_length[i];
-    for (int i = 0; i < nt; ++i) *info++ = d->ten_velocity[i];
-    *info++ = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
-    return info;
+    info[x_position_] = d->qpos[0];
+    info[y_position_] = d->qpos[1];
+    for (int i = 0; i < nt; ++i) info[tendon_length_ + i] = d->ten_length[i];
+    for (int i = 0; i < nt; ++i) info[tendon_velocity_ + i] = d->ten_velocity[i];
+    info[distance_from_origin_] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
   }
 
   double forward_weight_, ctrl_weight_, contact_weight_, healthy_reward_;
@@ -135,6 +144,8 @@ class Humanoid final : public LocomotionTask {
   bool terminate_when_unhealthy_, cinert_, cvel_, qfrc_, cfrc_;
   int skip_;
   double total_mass_ = 0.0;
+  int x_position_, y_position_, tendon_length_, tendon_velocity_, distance_from_origin_;  // info
+  int x_velocity_, y_velocity_, reward_survive_, reward_forward_, reward_ctrl_, reward_contact_;
 };
 
 std::vector<ParamSpec> Spec() {
@@ -153,8 +164,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration({"humanoid", "HumanoidCore", Spec(),
-                                      [](const Params& p) { return std::make_shared<Humanoid>(p); }});
+const TaskRegistration kRegistration(
+    SingleAgentTask<Humanoid>("humanoid", "Humanoid", Spec(), kDoc));
 
 }  // namespace
 }  // namespace joltgym

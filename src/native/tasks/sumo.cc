@@ -1,35 +1,11 @@
-// Sumo: two Ants in one shared world on a round ring.
+// Sumo: two Ants in one shared world on a round ring (see kDoc).
 //
-// Spawn: the two torsos start spawn_distance from the ring's centre on
-// opposite sides, facing each other, at a phase drawn uniformly per episode
-// (plus Ant-v5's reset noise on every joint).
-// Outcome: an agent loses when its torso leaves the ring (horizontal distance
-// from the centre > ring_radius) or it falls (torso height < fall_height); the
-// other wins. Both at once: a draw. No result after max_cycles steps: a draw.
-//
-// obs (45) per agent, in its own torso frame where noted:
-//   [0:13]  own qpos[2:] (torso z, torso quaternion, 8 joint angles)
-//   [13:27] own qvel (torso linear velocity (world), angular velocity (local), 8 joints)
-//   [27:30] opponent torso position relative to own torso, in own frame
-//   [30:33] opponent torso x axis (its forward) in own frame
-//   [33:36] opponent torso z axis (its up) in own frame
-//   [36:39] opponent torso linear velocity in own frame
-//   [39:42] opponent torso angular velocity in own frame
-//   [42]    own distance to the ring's edge (ring_radius - horizontal distance)
-//   [43]    opponent's distance to the edge
-//   [44]    fraction of the episode left (1 at reset, 0 at max_cycles)
-// act (8) per agent: Ant-v5 torques in [-1, 1].
-// reward: reward_outcome (+win_reward win, -win_reward loss, -draw_penalty
-//   draw), plus shaping_weight * (reward_approach + reward_push + reward_ctrl):
-//   approach = own horizontal velocity toward the opponent, push = rate at
-//   which the opponent's distance from the centre grows, ctrl = -ctrl_cost_weight * |a|^2.
-//   The reported reward_approach / reward_push / reward_ctrl include the weight.
-// info per agent: outcome (0 ongoing, 1 win, 2 loss, 3 draw), reward terms,
-//   distance_to_edge, opponent_distance_to_edge (these two also on reset).
-// Episode option: shaping_weight (reset(options={"shaping_weight": w})).
+// The reported reward_approach / reward_push / reward_ctrl include the
+// shaping weight; several outcomes in one step are settled as documented.
 #include <cmath>
 
 #include "../compose.h"
+#include "../outcome.h"
 #include "locomotion.h"
 
 namespace joltgym {
@@ -37,8 +13,39 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
+constexpr const char* kDoc = R"(Sumo: two Ants push each other out of a ring, in one shared MuJoCo world.
+
+=================  ============================================================
+Agents             ``ant_0``, ``ant_1``
+Start              torsos ``spawn_distance`` (1 m) from the centre on opposite
+                   sides, facing each other, at a random phase; Ant-v5 reset noise
+Action (8)         Ant-v5 hip and ankle torques in [-1, 1]
+Observation (45)   float32, in the agent's own torso frame where noted:
+                   [0:13] own qpos[2:] (torso z, quaternion, 8 joint angles);
+                   [13:27] own qvel; [27:30] opponent position (own frame);
+                   [30:33] opponent forward axis, [33:36] its up axis (own frame);
+                   [36:39] opponent linear and [39:42] angular velocity (own frame);
+                   [42] own and [43] opponent distance to the ring's edge;
+                   [44] fraction of the episode left
+Outcome            an Ant loses when its torso leaves the ring (``ring_radius``,
+                   3 m, horizontally) or falls (torso below ``fall_height``,
+                   0.3 m); the other wins; both at once, or no result after
+                   ``max_cycles`` (500) steps: a draw
+Reward             ``reward_outcome``: +``win_reward`` (1000) win, -win_reward loss,
+                   -``draw_penalty`` (100) draw; plus ``shaping_weight`` (1) x
+                   (``reward_approach``: own velocity toward the opponent,
+                   ``reward_push``: rate the opponent's distance from the centre grows,
+                   ``reward_ctrl``: -``ctrl_cost_weight`` (0.1) x sum(action**2))
+Info               ``outcome`` ("ongoing", "win", "loss", "draw"), the reward
+                   terms, ``distance_to_edge``, ``opponent_distance_to_edge``
+Episode end        for both agents together: terminated on a result, truncated
+                   at ``max_cycles``
+Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword
+                   argument) sets the shaping weight for the following episodes
+=================  ============================================================
+)";
+
 enum Slot { kShapingWeight = 0, kSteps = 1, kFinished = 2, kScratch = 3 };
-enum Outcome { kOngoing = 0, kWin = 1, kLoss = 2, kDraw = 3 };
 
 class Sumo final : public Task {
  public:
@@ -79,14 +86,19 @@ class Sumo final : public Task {
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(kScratch);
     AddEpisodeOption("shaping_weight", kShapingWeight);
-    mutable_info()
-        .Add("outcome", 1, true)
-        .Add("distance_to_edge", 1, true)
-        .Add("opponent_distance_to_edge", 1, true)
-        .Add("reward_outcome")
-        .Add("reward_approach")
-        .Add("reward_push")
-        .Add("reward_ctrl");
+    InfoLayout& info = mutable_info();
+    outcome_ = info.AddLabel("outcome", OutcomeLabels(), /*at_reset=*/true);
+    distance_to_edge_ = info.AddAtReset("distance_to_edge");
+    opponent_distance_to_edge_ = info.AddAtReset("opponent_distance_to_edge");
+    reward_outcome_ = info.Add("reward_outcome");
+    reward_approach_ = info.Add("reward_approach");
+    reward_push_ = info.Add("reward_push");
+    reward_ctrl_ = info.Add("reward_ctrl");
+    RenderCamera camera;  // the whole ring from above at an angle
+    camera.target = CameraTarget::kFixed;
+    camera.distance = 3.2 * ring_radius_;
+    camera.elevation = -45.0;
+    SetCamera(camera);
   }
 
   void InitScratch(double* scratch) const override { scratch[kShapingWeight] = shaping_weight_; }
@@ -115,9 +127,9 @@ class Sumo final : public Task {
     Observe(d, scratch, obs);
     const int width = info_layout().width();
     for (int k = 0; k < 2; ++k) {
-      info[k * width + 0] = kOngoing;
-      info[k * width + 1] = EdgeDistance(d, k);
-      info[k * width + 2] = EdgeDistance(d, 1 - k);
+      info[k * width + outcome_] = OutcomeCode(Outcome::kOngoing);
+      info[k * width + distance_to_edge_] = EdgeDistance(d, k);
+      info[k * width + opponent_distance_to_edge_] = EdgeDistance(d, 1 - k);
     }
   }
 
@@ -141,14 +153,14 @@ class Sumo final : public Task {
       lost[k] = std::hypot(q[0], q[1]) > ring_radius_ || q[2] < fall_height_ || !std::isfinite(q[2]);
     }
     const bool timeout = episode_limit() > 0 && scratch[kSteps] >= episode_limit();
-    int outcome[2] = {kOngoing, kOngoing};
+    Outcome outcome[2] = {Outcome::kOngoing, Outcome::kOngoing};
     if (lost[0] && lost[1]) {
-      outcome[0] = outcome[1] = kDraw;
+      outcome[0] = outcome[1] = Outcome::kDraw;
     } else if (lost[0] || lost[1]) {
-      outcome[0] = lost[0] ? kLoss : kWin;
-      outcome[1] = lost[1] ? kLoss : kWin;
+      outcome[0] = lost[0] ? Outcome::kLoss : Outcome::kWin;
+      outcome[1] = lost[1] ? Outcome::kLoss : Outcome::kWin;
     } else if (timeout) {
-      outcome[0] = outcome[1] = kDraw;
+      outcome[0] = outcome[1] = Outcome::kDraw;
     }
     const bool decided = (lost[0] || lost[1]) && scratch[kFinished] == 0.0;
     if (decided) scratch[kFinished] = 1.0;
@@ -168,21 +180,21 @@ class Sumo final : public Task {
       const double sq = SumSquares(actions + k * robot_nu_, robot_nu_);
       const double ctrl = -ctrl_weight_ * sq;
       double result = 0.0;
-      if (outcome[k] == kWin) result = win_reward_;
-      if (outcome[k] == kLoss) result = -win_reward_;
-      if (outcome[k] == kDraw) result = -draw_penalty_;
+      if (outcome[k] == Outcome::kWin) result = win_reward_;
+      if (outcome[k] == Outcome::kLoss) result = -win_reward_;
+      if (outcome[k] == Outcome::kDraw) result = -draw_penalty_;
       const double shaped_approach = weight * approach, shaped_push = weight * push,
                    shaped_ctrl = weight * ctrl;
       out.reward[k] = static_cast<float>(result + shaped_approach + shaped_push + shaped_ctrl);
       out.terminated[k] = lost[0] || lost[1];
       double* info = out.info + k * width;
-      info[0] = outcome[k];
-      info[1] = EdgeDistance(d, k);
-      info[2] = EdgeDistance(d, o);
-      info[3] = result;
-      info[4] = shaped_approach;
-      info[5] = shaped_push;
-      info[6] = shaped_ctrl;
+      info[outcome_] = OutcomeCode(outcome[k]);
+      info[distance_to_edge_] = EdgeDistance(d, k);
+      info[opponent_distance_to_edge_] = EdgeDistance(d, o);
+      info[reward_outcome_] = result;
+      info[reward_approach_] = shaped_approach;
+      info[reward_push_] = shaped_push;
+      info[reward_ctrl_] = shaped_ctrl;
     }
     return stable;
   }
@@ -246,6 +258,8 @@ class Sumo final : public Task {
   int frame_skip_ = 5;
   double ring_radius_, spawn_distance_, fall_height_, win_reward_, draw_penalty_;
   double shaping_weight_, ctrl_weight_, noise_scale_;
+  int outcome_, distance_to_edge_, opponent_distance_to_edge_;  // info offsets
+  int reward_outcome_, reward_approach_, reward_push_, reward_ctrl_;
 };
 
 std::vector<ParamSpec> Spec() {
@@ -264,8 +278,8 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration({"sumo", "", Spec(),
-                                      [](const Params& p) { return std::make_shared<Sumo>(p); }});
+const TaskRegistration kRegistration(
+    Game<Sumo>("sumo", "Sumo", "ant", Spec(), kDoc, /*max_cycles=*/500));
 
 }  // namespace
 }  // namespace joltgym

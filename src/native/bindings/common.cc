@@ -1,0 +1,133 @@
+#include "common.h"
+
+#include <cmath>
+#include <random>
+
+#include "checks.h"
+
+namespace joltgym::bindings {
+
+std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kwargs,
+                                     const std::string& owner, int episode_limit) {
+  const TaskInfo& info = TaskRegistry::Get().Find(name);
+  const Params params = ConvertParams(info.params, kwargs, owner);
+  auto task = std::const_pointer_cast<Task>(info.factory(params));
+  task->SetEpisodeLimit(episode_limit);
+  return task;
+}
+
+py::dict CopyDict(const py::dict& d) { return py::reinterpret_steal<py::dict>(PyDict_Copy(d.ptr())); }
+
+std::uint64_t SeedOrRandom(const py::object& seed) {
+  if (seed.is_none()) {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  }
+  if (py::isinstance<py::bool_>(seed) || !py::isinstance<py::int_>(seed)) {
+    if (!py::isinstance(seed, py::module_::import("numpy").attr("integer")) ||
+        py::isinstance<py::bool_>(seed)) {
+      throw py::type_error("seed should be an int or None, got " +
+                           py::repr(seed).cast<std::string>());
+    }
+  }
+  const py::int_ value(seed);
+  if (value < py::int_(0)) {
+    throw py::value_error("seed should be a non-negative int, got " +
+                          py::repr(seed).cast<std::string>());
+  }
+  // Seeds of any size are accepted; the low 64 bits are used.
+  return py::int_(value & py::int_(0xFFFFFFFFFFFFFFFFULL)).cast<std::uint64_t>();
+}
+
+int LimitOrZero(py::handle value, const char* what, long minimum) {
+  return value.is_none() ? 0 : static_cast<int>(CheckInt(value, what, minimum));
+}
+
+void ApplyOptions(const Task& task, const py::object& options, const std::vector<double*>& scratches) {
+  if (options.is_none()) return;
+  if (!py::isinstance<py::dict>(options)) {
+    throw py::type_error("options should be a dict or None, got " +
+                         py::repr(options).cast<std::string>());
+  }
+  std::vector<std::pair<int, double>> writes;
+  for (auto item : py::reinterpret_borrow<py::dict>(options)) {
+    const std::string name = py::str(item.first).cast<std::string>();
+    const int slot = task.OptionSlot(name);
+    if (slot < 0) {
+      std::string allowed;
+      for (const auto& [option, _] : task.episode_options()) {
+        allowed += (allowed.empty() ? "" : ", ") + option;
+      }
+      throw py::value_error("unknown option '" + name + "'; allowed: " +
+                            (allowed.empty() ? std::string("none for this task") : allowed));
+    }
+    py::handle value = item.second;
+    const bool real = !py::isinstance<py::bool_>(value) &&
+                      (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
+                       py::isinstance(value, py::module_::import("numpy").attr("number")));
+    const double x = real ? value.cast<double>() : NAN;
+    if (!real || !std::isfinite(x)) {
+      throw py::value_error("option '" + name + "' should be a finite number, got " +
+                            py::repr(value).cast<std::string>());
+    }
+    writes.emplace_back(slot, x);
+  }
+  for (double* scratch : scratches) {
+    for (const auto& [slot, x] : writes) scratch[slot] = x;
+  }
+}
+
+py::list OptionNames(const Task& task) {
+  py::list names;
+  for (const auto& [option, _] : task.episode_options()) names.append(option);
+  return names;
+}
+
+py::list InfoFields(const Task& task) {
+  py::list fields;
+  for (const auto& f : task.info_layout().fields()) {
+    fields.append(py::make_tuple(f.name, f.offset, f.size, f.at_reset));
+  }
+  return fields;
+}
+
+py::bytes ModelBytes(const mjModel* m) {
+  const int size = mj_sizeModel(m);
+  std::string buffer(static_cast<size_t>(size), '\0');
+  mj_saveModel(m, nullptr, buffer.data(), size);
+  return py::bytes(buffer);
+}
+
+py::array_t<float> ToFloatArray(const std::vector<double>& values) {
+  py::array_t<float> out(static_cast<py::ssize_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i) out.mutable_data()[i] = static_cast<float>(values[i]);
+  return out;
+}
+
+py::dict CameraDict(const Task& task) {
+  const RenderCamera& c = task.camera();
+  const char* target = c.target == CameraTarget::kLeader  ? "leader"
+                       : c.target == CameraTarget::kFixed ? "fixed"
+                                                          : "root_body";
+  return py::dict(py::arg("target") = target, py::arg("distance") = c.distance,
+                  py::arg("elevation") = c.elevation, py::arg("azimuth") = c.azimuth,
+                  py::arg("lookat") = py::make_tuple(c.lookat[0], c.lookat[1], c.lookat[2]));
+}
+
+py::tuple StateOf(const World& world) {
+  const mjModel* m = world.task().model();
+  const mjData* d = world.data();
+  py::array_t<double> qpos(m->nq), qvel(m->nv);
+  std::copy(d->qpos, d->qpos + m->nq, qpos.mutable_data());
+  std::copy(d->qvel, d->qvel + m->nv, qvel.mutable_data());
+  return py::make_tuple(qpos, qvel);
+}
+
+py::tuple Reduce(py::handle self, py::tuple args, py::dict kwargs) {
+  py::object restore = py::module_::import("joltgym_marl._core").attr("_restore");
+  return py::make_tuple(restore, py::make_tuple(py::type::of(self), args, kwargs));
+}
+
+py::object Restore(py::object cls, py::tuple args, py::dict kwargs) { return cls(*args, **kwargs); }
+
+}  // namespace joltgym::bindings

@@ -1,0 +1,58 @@
+// Pieces every binding class shares: building a task from keyword arguments,
+// seeds, episode options, model bytes, state access and pickling.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../task.h"
+#include "../world.h"
+
+namespace joltgym::bindings {
+
+namespace py = pybind11;
+
+// Builds a registered task from Python keyword arguments (checked against its
+// ParamSpecs); `owner` names the callee in error messages.
+std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kwargs,
+                                     const std::string& owner, int episode_limit);
+
+// A shallow copy (py::dict(other) would alias the same dict).
+py::dict CopyDict(const py::dict& d);
+
+// The seed a user passed (a non-negative int), or a random one for None.
+std::uint64_t SeedOrRandom(const py::object& seed);
+
+// An optional step/episode limit: None -> 0 (never), else an int >= minimum.
+int LimitOrZero(py::handle value, const char* what, long minimum);
+
+// Writes episode options (e.g. {"shaping_weight": 0.5}) into worlds' scratch;
+// every key and value is checked before anything is written.
+void ApplyOptions(const Task& task, const py::object& options, const std::vector<double*>& scratches);
+py::list OptionNames(const Task& task);
+
+// (name, offset, size, at_reset) of each info field.
+py::list InfoFields(const Task& task);
+
+// The compiled model as MJB bytes (mujoco.MjModel.from_binary_path reads them).
+py::bytes ModelBytes(const mjModel* m);
+
+py::array_t<float> ToFloatArray(const std::vector<double>& values);
+
+// The task's default camera as a dict (target, distance, elevation, azimuth, lookat).
+py::dict CameraDict(const Task& task);
+
+// Copies of one world's (qpos, qvel).
+py::tuple StateOf(const World& world);
+
+// Pickling: every native class reduces to _core._restore(cls, args, kwargs),
+// re-created from its constructor arguments.
+py::tuple Reduce(py::handle self, py::tuple args, py::dict kwargs);
+py::object Restore(py::object cls, py::tuple args, py::dict kwargs);
+
+}  // namespace joltgym::bindings

@@ -1,0 +1,144 @@
+#include "info_decoder.h"
+
+#include <algorithm>
+#include <string>
+
+namespace joltgym::bindings {
+
+namespace {
+
+const char* KindName(InfoKind kind) {
+  switch (kind) {
+    case InfoKind::kInteger:
+      return "integer";
+    case InfoKind::kLabel:
+      return "label";
+    case InfoKind::kReal:
+      break;
+  }
+  return "real";
+}
+
+void CheckRows(const py::array& rows, int width, const char* what) {
+  if (rows.ndim() != 2 || rows.shape(1) != width) {
+    throw py::value_error(std::string(what) + " should be a 2-d array with " +
+                          std::to_string(width) + " columns");
+  }
+}
+
+}  // namespace
+
+InfoDecoder::InfoDecoder(const InfoLayout& layout)
+    : fields_(layout.fields()), width_(layout.width()) {
+  for (const InfoField& field : fields_) {
+    keys_.emplace_back(field.name);
+    std::vector<py::str> labels;
+    for (const std::string& label : field.labels) labels.emplace_back(label);
+    labels_.push_back(std::move(labels));
+  }
+}
+
+py::object InfoDecoder::Value(const InfoField& field, const py::str&, const double* row) const {
+  const double x = row[field.offset];
+  switch (field.kind) {
+    case InfoKind::kInteger:
+      return py::int_(static_cast<long long>(x));
+    case InfoKind::kLabel: {
+      const auto& labels = labels_[&field - fields_.data()];
+      const long i = static_cast<long>(x);
+      if (i >= 0 && i < static_cast<long>(labels.size())) return labels[i];
+      return py::int_(i);
+    }
+    case InfoKind::kReal:
+      break;
+  }
+  if (field.size == 1) return py::float_(x);
+  py::array_t<double> values(field.size);
+  std::copy(row + field.offset, row + field.offset + field.size, values.mutable_data());
+  return std::move(values);
+}
+
+py::dict InfoDecoder::Row(const double* row, bool reset) const {
+  py::dict info;
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (reset && !fields_[i].at_reset) continue;
+    info[keys_[i]] = Value(fields_[i], keys_[i], row);
+  }
+  return info;
+}
+
+py::dict InfoDecoder::RowOf(const py::array_t<double, py::array::c_style>& row, bool reset) const {
+  if (row.ndim() != 1 || row.shape(0) != width_) {
+    throw py::value_error("row should be a 1-d array of " + std::to_string(width_) + " values");
+  }
+  return Row(row.data(), reset);
+}
+
+py::list InfoDecoder::Rows(const py::array_t<double, py::array::c_style>& rows, bool reset) const {
+  CheckRows(rows, width_, "rows");
+  py::list out;
+  for (py::ssize_t r = 0; r < rows.shape(0); ++r) out.append(Row(rows.data() + r * width_, reset));
+  return out;
+}
+
+py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& rows,
+                              const py::array_t<bool, py::array::c_style>& valid,
+                              const py::object& step_valid) const {
+  CheckRows(rows, width_, "rows");
+  const py::ssize_t n = rows.shape(0);
+  if (valid.ndim() != 1 || valid.shape(0) != n) throw py::value_error("valid should have one entry per row");
+  py::array_t<bool, py::array::c_style> step;
+  const bool has_step = !step_valid.is_none();
+  if (has_step) {
+    step = step_valid.cast<py::array_t<bool, py::array::c_style>>();
+    if (step.ndim() != 1 || step.shape(0) != n) {
+      throw py::value_error("step_valid should have one entry per row");
+    }
+  }
+  py::dict infos;
+  const double* data = rows.data();
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const InfoField& field = fields_[i];
+    const bool* mask = field.at_reset ? valid.data() : (has_step ? step.data() : nullptr);
+    if (mask == nullptr || std::none_of(mask, mask + n, [](bool b) { return b; })) continue;
+    py::array_t<bool> mask_out(n);
+    std::copy(mask, mask + n, mask_out.mutable_data());
+    py::object values;
+    if (field.kind == InfoKind::kReal) {
+      py::array_t<double> array = field.size == 1 ? py::array_t<double>(n)
+                                                  : py::array_t<double>({n, py::ssize_t{field.size}});
+      double* out = array.mutable_data();
+      for (py::ssize_t r = 0; r < n; ++r) {
+        const double* src = data + r * width_ + field.offset;
+        for (int j = 0; j < field.size; ++j) *out++ = mask[r] ? src[j] : 0.0;
+      }
+      values = std::move(array);
+    } else if (field.kind == InfoKind::kInteger) {
+      py::array_t<long long> array(n);
+      for (py::ssize_t r = 0; r < n; ++r) {
+        array.mutable_data()[r] = mask[r] ? static_cast<long long>(data[r * width_ + field.offset]) : 0;
+      }
+      values = std::move(array);
+    } else {
+      py::object array =
+          py::module_::import("numpy").attr("full")(n, py::none(), py::arg("dtype") = "object");
+      for (py::ssize_t r = 0; r < n; ++r) {
+        if (mask[r]) array.attr("__setitem__")(r, Value(field, keys_[i], data + r * width_));
+      }
+      values = std::move(array);
+    }
+    infos[keys_[i]] = values;
+    infos[py::str("_" + field.name)] = mask_out;
+  }
+  return infos;
+}
+
+py::list InfoDecoder::Fields() const {
+  py::list out;
+  for (const InfoField& f : fields_) {
+    out.append(py::make_tuple(f.name, f.offset, f.size, f.at_reset, KindName(f.kind), f.labels));
+  }
+  return out;
+}
+
+}  // namespace joltgym::bindings

@@ -1,0 +1,336 @@
+#include "pool_binding.h"
+
+#include <pybind11/numpy.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "../errors.h"
+#include "../world_pool.h"
+#include "checks.h"
+#include "common.h"
+#include "info_decoder.h"
+
+namespace joltgym::bindings {
+
+namespace {
+
+class PyWorldPool {
+ public:
+  PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
+              py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
+      : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
+    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
+    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (!num_threads.is_none()) threads = static_cast<int>(CheckInt(num_threads, "num_threads", 1));
+    threads = std::min(threads, n);
+    max_episode_steps_ =
+        max_episode_steps.is_none() ? 0 : static_cast<int>(CheckInt(max_episode_steps, "max_episode_steps", 0));
+    AutoresetMode mode;
+    if (autoreset_mode == "next_step") {
+      mode = AutoresetMode::kNextStep;
+    } else if (autoreset_mode == "same_step") {
+      mode = AutoresetMode::kSameStep;
+    } else {
+      throw py::value_error("autoreset_mode should be 'next_step' or 'same_step', got '" +
+                            autoreset_mode + "'");
+    }
+    autoreset_mode_ = autoreset_mode;
+    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')", max_episode_steps_);
+    const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
+    obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
+    final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
+    reward_ = py::array_t<float>({py::ssize_t{n}, a});
+    terminated_ = py::array_t<bool>({py::ssize_t{n}, a});
+    truncated_ = py::array_t<bool>({py::ssize_t{n}, a});
+    info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
+    final_info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
+    reset_kind_ = py::array_t<std::uint8_t>(n);
+    unstable_ = py::array_t<bool>(n);
+    elapsed_ = py::array_t<std::int32_t>(n);
+    for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&final_obs_),
+                             static_cast<py::array*>(&reward_), static_cast<py::array*>(&terminated_),
+                             static_cast<py::array*>(&truncated_), static_cast<py::array*>(&info_),
+                             static_cast<py::array*>(&final_info_), static_cast<py::array*>(&reset_kind_),
+                             static_cast<py::array*>(&unstable_), static_cast<py::array*>(&elapsed_)}) {
+      std::memset(array->mutable_data(), 0, array->nbytes());
+    }
+    {
+      py::gil_scoped_release release;
+      pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
+    }
+    PoolBuffers b;
+    b.obs = obs_.mutable_data();
+    b.reward = reward_.mutable_data();
+    b.terminated = terminated_.mutable_data();
+    b.truncated = truncated_.mutable_data();
+    b.info = info_.mutable_data();
+    b.final_obs = final_obs_.mutable_data();
+    b.final_info = final_info_.mutable_data();
+    b.reset_kind = reset_kind_.mutable_data();
+    b.unstable = unstable_.mutable_data();
+    b.elapsed = elapsed_.mutable_data();
+    pool_->Bind(b);
+  }
+
+  // reset_all(seed=None) continues each world's random stream once the pool
+  // has been seeded (as Gymnasium's vector envs and SuperSuit do); the first
+  // reset without a seed draws one.
+  py::array ResetAll(const py::object& seed) {
+    const bool reseed = !seed.is_none() || !seeded_;
+    const std::uint64_t base = reseed ? SeedOrRandom(seed) : 0;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) pool_->ResetAll(reseed, base);
+    }
+    Open();
+    seeded_ = true;
+    return obs_;
+  }
+
+  py::array ResetOne(py::handle index, const py::object& seed) {
+    const int i = CheckIndex(index);
+    const bool reseed = !seed.is_none();
+    const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      Open().ResetOne(i, reseed, s);
+    }
+    return obs_[py::int_(i)];
+  }
+
+  py::tuple StepAll(py::handle actions) {
+    // Sizes are read before converting `actions`, which may run Python code
+    // (even close() this pool); the pool is looked up again under the lock.
+    py::ssize_t num_envs, num_agents, act_dim;
+    {
+      const WorldPool& pool = Open();
+      num_envs = pool.num_envs();
+      num_agents = pool.task().num_agents();
+      act_dim = pool.task().act_dim();
+    }
+    std::vector<py::ssize_t> shape{num_envs, num_agents, act_dim};
+    if (num_agents == 1) {
+      // Single-agent pools also take [num_envs, act_dim]; anything that has
+      // no ndim is left to CheckFloatArray to reject.
+      py::array as_array;
+      try {
+        as_array = py::array::ensure(actions);
+      } catch (py::error_already_set&) {
+      }
+      if (!as_array) PyErr_Clear();
+      if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
+    }
+    auto checked = CheckFloatArray(actions, shape, "actions");
+    bool started = true;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_ && (started = pool_->all_started())) pool_->StepAll(checked.data());
+    }
+    Open();  // raises if closed meanwhile
+    if (!started) throw StateError("step_all() called before reset_all(); expected reset_all() first");
+    return py::make_tuple(obs_, reward_, terminated_, truncated_);
+  }
+
+  // Copies world `index`'s qpos/qvel under the pool's lock, so a reader (a
+  // renderer, say) never sees a world half-way through a step that another
+  // Python thread is running.
+  py::tuple GetState(py::handle index) {
+    const int i = CheckIndex(index);
+    long nq, nv;
+    {
+      const mjModel* m = Open().task().model();
+      nq = m->nq;
+      nv = m->nv;
+    }
+    py::array_t<double> qpos(nq), qvel(nv);
+    double* p = qpos.mutable_data();
+    double* v = qvel.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) {
+        const mjData* d = pool_->world(i).data();
+        std::copy(d->qpos, d->qpos + nq, p);
+        std::copy(d->qvel, d->qvel + nv, v);
+      }
+    }
+    Open();
+    return py::make_tuple(qpos, qvel);
+  }
+
+  void SetState(py::handle index, py::handle qpos, py::handle qvel) {
+    const int i = CheckIndex(index);
+    long nq, nv, obs_stride;
+    {
+      const Task& task = Open().task();
+      nq = task.model()->nq;
+      nv = task.model()->nv;
+      obs_stride = task.num_agents() * task.obs_dim();
+    }
+    auto p = CheckStateArray(qpos, nq, "qpos");
+    auto v = CheckStateArray(qvel, nv, "qvel");
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) pool_->world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+    }
+    Open();
+  }
+
+  // Lock order: the mutex (GIL released), then the GIL. Stepping releases the
+  // GIL before taking the mutex and never waits for the GIL while holding it,
+  // so this cannot deadlock; taking the GIL for the swap keeps every reader
+  // that holds the GIL (properties, argument checks) from seeing a dangling
+  // pool.
+  void SetOption(const std::string& name, py::handle value, py::handle index) {
+    py::dict options;
+    options[name.c_str()] = value;
+    const int only = index.is_none() ? -1 : CheckIndex(index);
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!pool_) return;
+    std::vector<double*> scratches;
+    for (int i = 0; i < pool_->num_envs(); ++i) {
+      if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
+    }
+    py::gil_scoped_acquire acquire;
+    ApplyOptions(pool_->task(), options, scratches);
+  }
+
+  void Close() {
+    std::unique_ptr<WorldPool> doomed;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      {
+        py::gil_scoped_acquire acquire;
+        doomed = std::move(pool_);
+      }
+      doomed.reset();  // joins the worker threads, GIL released
+    }
+  }
+
+  WorldPool& Open() const {
+    if (!pool_) throw StateError("WorldPool is closed; expected an open pool (create a new one)");
+    return *pool_;
+  }
+  bool closed() const { return !pool_; }
+
+  int CheckIndex(py::handle index) const {
+    const long n = Open().num_envs();
+    if (py::isinstance<py::bool_>(index) ||
+        py::isinstance(index, py::module_::import("numpy").attr("bool_"))) {
+      throw py::type_error("index should be an int in [0, " + std::to_string(n) + "), got " +
+                           py::repr(index).cast<std::string>());
+    }
+    try {
+      return static_cast<int>(CheckInt(index, "index", 0, n - 1));
+    } catch (py::type_error&) {
+      throw py::type_error("index should be an int in [0, " + std::to_string(n) + "), got " +
+                           py::repr(index).cast<std::string>());
+    } catch (py::value_error&) {
+      throw py::index_error("index should be in [0, " + std::to_string(n) + "), got " +
+                            py::repr(index).cast<std::string>());
+    }
+  }
+
+  std::string task_name_;
+  py::dict kwargs_;
+  int max_episode_steps_ = 0;
+  std::string autoreset_mode_;
+  bool seeded_ = false;
+  std::unique_ptr<WorldPool> pool_;
+  std::mutex mutex_;
+  py::array_t<float> obs_, final_obs_, reward_;
+  py::array_t<bool> terminated_, truncated_, unstable_;
+  py::array_t<double> info_, final_info_;
+  py::array_t<std::uint8_t> reset_kind_;
+  py::array_t<std::int32_t> elapsed_;
+};
+
+
+}  // namespace
+
+void DefinePool(py::module_& m) {
+  py::class_<PyWorldPool> pool(m, "WorldPool", py::dynamic_attr());
+  pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
+                       py::handle max_episode_steps, const std::string& autoreset_mode,
+                       py::kwargs kwargs) {
+             return std::make_unique<PyWorldPool>(task, num_envs, num_threads, max_episode_steps,
+                                                  autoreset_mode, py::dict(kwargs));
+           }),
+           py::arg("task"), py::arg("num_envs"), py::kw_only(), py::arg("num_threads") = py::none(),
+           py::arg("max_episode_steps") = 1000, py::arg("autoreset_mode") = "next_step")
+      .def("reset_all", &PyWorldPool::ResetAll, py::kw_only(), py::arg("seed") = py::none(),
+           "Seeds world i with seed + i, resets all; returns the obs buffer.")
+      .def("reset_one", &PyWorldPool::ResetOne, py::arg("index"), py::kw_only(),
+           py::arg("seed") = py::none(), "Resets world `index` (reseeded if `seed` is given).")
+      .def("step_all", &PyWorldPool::StepAll, py::arg("actions"),
+           "Steps every world; returns the (obs, rewards, terminations, truncations) buffers.")
+      .def("get_state", &PyWorldPool::GetState, py::arg("index"))
+      .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
+      .def("set_option", [](PyWorldPool& s, const std::string& name, py::handle value, py::handle index) {
+             s.Open();
+             s.SetOption(name, value, index);
+           }, py::arg("name"), py::arg("value"), py::kw_only(), py::arg("index") = py::none(),
+           "Sets an episode option (e.g. shaping_weight) for every world, or for world `index`; "
+           "it applies from the next step on.")
+      .def_property_readonly("episode_options", [](const PyWorldPool& s) { return OptionNames(s.Open().task()); })
+      .def("close", &PyWorldPool::Close, "Joins the threads and frees the worlds; idempotent.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyWorldPool& self, py::args) {
+        self.Close();
+        return false;
+      })
+      .def("__reduce__",
+           [](py::object self) {
+             auto& s = self.cast<PyWorldPool&>();
+             py::dict kwargs = CopyDict(s.kwargs_);
+             kwargs["num_threads"] = s.closed() ? py::object(py::none()) : py::object(py::int_(s.Open().num_threads()));
+             kwargs["max_episode_steps"] = s.max_episode_steps_;
+             kwargs["autoreset_mode"] = s.autoreset_mode_;
+             const long n = s.obs_.shape(0);
+             return Reduce(self, py::make_tuple(s.task_name_, n), kwargs);
+           })
+      .def_property_readonly("closed", &PyWorldPool::closed)
+      .def_property_readonly("task", [](const PyWorldPool& s) { return s.task_name_; })
+      .def_property_readonly("kwargs", [](const PyWorldPool& s) { return CopyDict(s.kwargs_); })
+      .def_property_readonly("num_envs", [](const PyWorldPool& s) { return s.obs_.shape(0); })
+      .def_property_readonly("num_threads", [](const PyWorldPool& s) { return s.Open().num_threads(); })
+      .def_property_readonly("max_episode_steps", [](const PyWorldPool& s) { return s.max_episode_steps_; })
+      .def_property_readonly("autoreset_mode", [](const PyWorldPool& s) { return s.autoreset_mode_; })
+      .def_readonly("obs", &PyWorldPool::obs_)
+      .def_readonly("rewards", &PyWorldPool::reward_)
+      .def_readonly("terminations", &PyWorldPool::terminated_)
+      .def_readonly("truncations", &PyWorldPool::truncated_)
+      .def_readonly("infos", &PyWorldPool::info_, "[num_envs, num_agents, info_width] float64")
+      .def_readonly("final_obs", &PyWorldPool::final_obs_)
+      .def_readonly("final_infos", &PyWorldPool::final_info_)
+      .def_readonly("reset_kind", &PyWorldPool::reset_kind_,
+                    "per world, a ResetKind: STEPPED, RESET (reset by this call) or AUTORESET (ended "
+                    "and auto-reset in this call)")
+      .def_readonly("unstable", &PyWorldPool::unstable_)
+      .def_readonly("elapsed_steps", &PyWorldPool::elapsed_);
+  // Task properties need the open pool.
+  pool.def_property_readonly("num_agents", [](const PyWorldPool& s) { return s.Open().task().num_agents(); })
+      .def_property_readonly("obs_dim", [](const PyWorldPool& s) { return s.Open().task().obs_dim(); })
+      .def_property_readonly("act_dim", [](const PyWorldPool& s) { return s.Open().task().act_dim(); })
+      .def_property_readonly("action_low", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_low()); })
+      .def_property_readonly("action_high", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_high()); })
+      .def_property_readonly("info_fields", [](const PyWorldPool& s) { return InfoFields(s.Open().task()); })
+      .def_property_readonly("info_decoder",
+                             [](const PyWorldPool& s) { return InfoDecoder(s.Open().task().info_layout()); })
+      .def_property_readonly("camera", [](const PyWorldPool& s) { return CameraDict(s.Open().task()); })
+      .def_property_readonly("dt", [](const PyWorldPool& s) { return s.Open().task().dt(); })
+      .def("model_mjb", [](const PyWorldPool& s) { return ModelBytes(s.Open().task().model()); },
+           "The compiled model as MJB bytes (mujoco.MjModel.from_binary_path).");
+}
+
+}  // namespace joltgym::bindings

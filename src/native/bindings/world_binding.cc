@@ -1,0 +1,244 @@
+#include "world_binding.h"
+
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "../errors.h"
+#include "../world.h"
+#include "checks.h"
+#include "common.h"
+#include "info_decoder.h"
+
+namespace joltgym::bindings {
+
+namespace {
+
+// A world, its task and its result arrays ([num_agents, ...], allocated once).
+// Both Python classes below are this object with a different face.
+class PyWorld {
+ public:
+  PyWorld(const std::string& task_name, int limit, const py::dict& kwargs, const std::string& owner)
+      : task_name_(task_name), kwargs_(CopyDict(kwargs)), limit_(limit) {
+    task_ = MakeTask(task_name, kwargs, owner, limit);
+    world_ = std::make_unique<World>(task_, limit);
+    decoder_ = std::make_unique<InfoDecoder>(task_->info_layout());
+    const py::ssize_t a = task_->num_agents();
+    obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
+    info_ = py::array_t<double>({a, py::ssize_t{task_->info_layout().width()}});
+    reward_ = py::array_t<float>(a);
+    terminated_ = py::array_t<bool>(a);
+    truncated_ = py::array_t<bool>(a);
+    for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&info_),
+                             static_cast<py::array*>(&reward_), static_cast<py::array*>(&terminated_),
+                             static_cast<py::array*>(&truncated_)}) {
+      std::memset(array->mutable_data(), 0, array->nbytes());
+    }
+  }
+
+  // reset(seed=None) continues the world's random stream once seeded; the
+  // first reset without a seed draws one.
+  void Reset(const py::object& seed, const py::object& options) {
+    const bool reseed = !seed.is_none() || !seeded_;
+    const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    ApplyOptions(*task_, options, {world_->scratch()});
+    if (reseed) {
+      world_->Seed(s);
+      seeded_ = true;
+    }
+    world_->Reset(obs_.mutable_data(), info_.mutable_data());
+  }
+
+  void Step(py::handle actions, const std::vector<py::ssize_t>& shape, const char* what) {
+    if (!world_->has_episode()) {
+      throw StateError("step() called before reset(); expected reset() first");
+    }
+    auto checked = CheckFloatArray(actions, shape, what);
+    world_->Step(checked.data(), obs_.mutable_data(), reward_.mutable_data(),
+                 terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
+  }
+
+  void SetState(py::handle qpos, py::handle qvel) {
+    const mjModel* m = task_->model();
+    auto p = CheckStateArray(qpos, m->nq, "qpos");
+    auto v = CheckStateArray(qvel, m->nv, "qvel");
+    world_->SetState(p.data(), v.data(), obs_.mutable_data());
+  }
+
+  // Global state: qpos and qvel of the whole world, float32.
+  py::array_t<float> State() const {
+    const mjModel* m = task_->model();
+    const mjData* d = world_->data();
+    py::array_t<float> out(static_cast<py::ssize_t>(m->nq + m->nv));
+    float* p = out.mutable_data();
+    for (int i = 0; i < m->nq; ++i) *p++ = static_cast<float>(d->qpos[i]);
+    for (int i = 0; i < m->nv; ++i) *p++ = static_cast<float>(d->qvel[i]);
+    return out;
+  }
+
+  // A fresh array holding agent 0's observation (single-agent face).
+  py::array_t<float> FirstObs() const {
+    py::array_t<float> out(py::ssize_t{task_->obs_dim()});
+    std::memcpy(out.mutable_data(), obs_.data(), sizeof(float) * task_->obs_dim());
+    return out;
+  }
+
+  static py::array Copy(const py::array& a) { return py::array(a.attr("copy")()); }
+
+  const Task& task() const { return *task_; }
+  const World& world() const { return *world_; }
+  const InfoDecoder& decoder() const { return *decoder_; }
+  const std::string& task_name() const { return task_name_; }
+  const py::dict& kwargs() const { return kwargs_; }
+  int limit() const { return limit_; }
+
+  py::array_t<float> obs_;
+  py::array_t<double> info_;
+  py::array_t<float> reward_;
+  py::array_t<bool> terminated_, truncated_;
+
+ private:
+  std::string task_name_;
+  py::dict kwargs_;
+  int limit_;
+  std::shared_ptr<const Task> task_;
+  std::unique_ptr<World> world_;
+  std::unique_ptr<InfoDecoder> decoder_;
+  bool seeded_ = false;
+};
+
+// The single-agent face: Gymnasium-shaped results.
+class SingleAgentCore : public PyWorld {
+ public:
+  SingleAgentCore(const std::string& task, int limit, const py::dict& kwargs)
+      : PyWorld(task, limit, kwargs, task) {
+    if (this->task().num_agents() != 1) {
+      throw py::value_error("task '" + task + "' has " + std::to_string(this->task().num_agents()) +
+                            " agents; SingleAgentCore expects a single-agent task");
+    }
+  }
+
+  py::tuple ResetPy(const py::object& seed, const py::object& options) {
+    Reset(seed, options);
+    return py::make_tuple(FirstObs(), decoder().Row(info_.data(), true));
+  }
+
+  py::tuple StepPy(py::handle action) {
+    Step(action, {task().act_dim()}, "action");
+    py::dict info = decoder().Row(info_.data(), false);
+    if (world().last_step_unstable()) info["physics_unstable"] = true;
+    return py::make_tuple(FirstObs(), static_cast<double>(reward_.data()[0]),
+                          static_cast<bool>(terminated_.data()[0]),
+                          static_cast<bool>(truncated_.data()[0]), info);
+  }
+};
+
+// The shared-world face: arrays over agents; the PettingZoo layer makes dicts.
+class MultiAgentEnv : public PyWorld {
+ public:
+  MultiAgentEnv(const std::string& game, int limit, const py::dict& kwargs)
+      : PyWorld(game, limit, kwargs, "MultiAgentEnv('" + game + "')") {}
+
+  py::tuple ResetPy(const py::object& seed, const py::object& options) {
+    Reset(seed, options);
+    return py::make_tuple(Copy(obs_), Copy(info_));
+  }
+
+  py::tuple StepPy(py::handle actions) {
+    Step(actions, {task().num_agents(), task().act_dim()}, "actions");
+    return py::make_tuple(Copy(obs_), Copy(reward_), Copy(terminated_), Copy(truncated_),
+                          Copy(info_), world().last_step_unstable());
+  }
+};
+
+// What both faces expose: the task's dimensions, bounds, info layout, model,
+// camera and state access.
+template <typename Self, typename Class>
+void DefineCommon(Class& cls) {
+  cls.def_property_readonly("num_agents", [](const Self& s) { return s.task().num_agents(); })
+      .def_property_readonly("obs_dim", [](const Self& s) { return s.task().obs_dim(); },
+                             "observation size per agent")
+      .def_property_readonly("act_dim", [](const Self& s) { return s.task().act_dim(); },
+                             "action size per agent")
+      .def_property_readonly("action_low", [](const Self& s) { return ToFloatArray(s.task().action_low()); })
+      .def_property_readonly("action_high",
+                             [](const Self& s) { return ToFloatArray(s.task().action_high()); })
+      .def_property_readonly("info_fields", [](const Self& s) { return InfoFields(s.task()); },
+                             "(name, offset, size, at_reset) of each per-agent info entry")
+      .def_property_readonly("info_decoder", [](const Self& s) { return InfoDecoder(s.task().info_layout()); },
+                             "the decoder of this task's info rows")
+      .def_property_readonly("camera", [](const Self& s) { return CameraDict(s.task()); },
+                             "the task's default render camera")
+      .def_property_readonly("episode_options", [](const Self& s) { return OptionNames(s.task()); })
+      .def("model_mjb", [](const Self& s) { return ModelBytes(s.task().model()); },
+           "The compiled model as MJB bytes.")
+      .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); }, "simulated seconds per step")
+      .def("get_state", [](const Self& s) { return StateOf(s.world()); }, "Returns copies of (qpos, qvel).")
+      .def("set_state", &Self::SetState, py::arg("qpos"), py::arg("qvel"),
+           "Sets qpos and qvel and runs mj_forward, as Gymnasium's set_state.")
+      .def_property_readonly("task", &Self::task_name)
+      .def_property_readonly("kwargs", [](const Self& s) { return CopyDict(s.kwargs()); })
+      .def_property_readonly("elapsed_steps", [](const Self& s) { return s.world().elapsed_steps(); });
+}
+
+}  // namespace
+
+void DefineWorlds(py::module_& m) {
+  py::class_<SingleAgentCore> core(m, "SingleAgentCore", py::dynamic_attr());
+  core.def(py::init([](const std::string& task, py::handle max_episode_steps, py::kwargs kwargs) {
+             return std::make_unique<SingleAgentCore>(
+                 task, LimitOrZero(max_episode_steps, "max_episode_steps", 0), py::dict(kwargs));
+           }),
+           py::arg("task"), py::kw_only(), py::arg("max_episode_steps") = 1000)
+      .def("reset", &SingleAgentCore::ResetPy, py::kw_only(), py::arg("seed") = py::none(),
+           py::arg("options") = py::none(), "Starts an episode; returns (obs, info).")
+      .def("step", &SingleAgentCore::StepPy, py::arg("action"),
+           "Advances one env step; returns (obs, reward, terminated, truncated, info).")
+      .def("get_obs", &SingleAgentCore::FirstObs, "The observation of the current state.")
+      .def("__reduce__",
+           [m](py::object self) {
+             auto& s = self.cast<SingleAgentCore&>();
+             py::dict kwargs = CopyDict(s.kwargs());
+             kwargs["max_episode_steps"] = s.limit() > 0 ? py::object(py::int_(s.limit())) : py::object(py::none());
+             // Task classes derived in Python (HalfCheetahCore, ...) know their task.
+             const bool base = py::type::of(self).is(m.attr("SingleAgentCore"));
+             return Reduce(self, base ? py::make_tuple(s.task_name()) : py::tuple(), kwargs);
+           })
+      .def_property_readonly("max_episode_steps", [](const SingleAgentCore& s) {
+        return s.limit() > 0 ? py::object(py::int_(s.limit())) : py::object(py::none());
+      });
+  DefineCommon<SingleAgentCore>(core);
+
+  py::class_<MultiAgentEnv> multi(m, "MultiAgentEnv", py::dynamic_attr());
+  multi.def(py::init([](const std::string& game, py::handle max_cycles, py::kwargs kwargs) {
+              return std::make_unique<MultiAgentEnv>(game, LimitOrZero(max_cycles, "max_cycles", 1),
+                                                     py::dict(kwargs));
+            }),
+            py::arg("game"), py::kw_only(), py::arg("max_cycles") = 1000)
+      .def("reset", &MultiAgentEnv::ResetPy, py::kw_only(), py::arg("seed") = py::none(),
+           py::arg("options") = py::none(),
+           "Starts an episode (options: episode options such as shaping_weight); returns "
+           "(obs [A, obs_dim], info rows [A, info_width]).")
+      .def("step", &MultiAgentEnv::StepPy, py::arg("actions"),
+           "Steps every agent: actions [A, act_dim]; returns (obs, rewards, terminations, "
+           "truncations, info rows, physics_unstable).")
+      .def("state", &MultiAgentEnv::State, "Global state: qpos and qvel of the world (float32).")
+      .def_property_readonly("state_dim", [](const MultiAgentEnv& s) {
+        return s.task().model()->nq + s.task().model()->nv;
+      })
+      .def("get_obs", [](const MultiAgentEnv& s) { return MultiAgentEnv::Copy(s.obs_); })
+      .def("__reduce__",
+           [](py::object self) {
+             auto& s = self.cast<MultiAgentEnv&>();
+             py::dict kwargs = CopyDict(s.kwargs());
+             kwargs["max_cycles"] = s.limit() > 0 ? py::object(py::int_(s.limit())) : py::object(py::none());
+             return Reduce(self, py::make_tuple(s.task_name()), kwargs);
+           })
+      .def_property_readonly("game", &MultiAgentEnv::task_name)
+      .def_property_readonly("max_cycles", [](const MultiAgentEnv& s) { return s.limit(); });
+  DefineCommon<MultiAgentEnv>(multi);
+}
+
+}  // namespace joltgym::bindings
