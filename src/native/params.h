@@ -78,6 +78,7 @@ class Params {
     }
   }
 
+  bool Has(const std::string& name) const { return values_.count(name) != 0; }
   double Float(const std::string& name) const { return Get(name).numbers.at(0); }
   int Int(const std::string& name) const { return static_cast<int>(Get(name).numbers.at(0)); }
   bool Bool(const std::string& name) const { return Get(name).numbers.at(0) != 0.0; }

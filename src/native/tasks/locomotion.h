@@ -17,32 +17,42 @@ namespace joltgym {
 
 enum class VelocityNoise { kUniform, kNormal };
 
-// Keyword arguments every locomotion task shares, with the task's defaults.
-inline std::vector<ParamSpec> LocomotionParams(const std::string& xml_file,
-                                               double reset_noise_scale) {
+// The keyword arguments of every MuJoCo task: its model file and frame skip
+// (Gymnasium's defaults for the task).
+inline std::vector<ParamSpec> ModelParams(const std::string& xml_file, int frame_skip) {
   return {
       StringParam("xml_file", xml_file, "MJCF file: a bare name is looked up in the assets"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
-      FloatParam("reset_noise_scale", reset_noise_scale, "scale of the reset noise"),
-      BoolParam("exclude_current_positions_from_observation", true,
-                "drop the root's world x (and y) position from the observation"),
+      IntParam("frame_skip", frame_skip, "mj_step calls per env step", 1, 1 << 20),
   };
+}
+
+// Keyword arguments the locomotion tasks share, with the task's defaults.
+inline std::vector<ParamSpec> LocomotionParams(const std::string& xml_file,
+                                               double reset_noise_scale, int frame_skip = 5) {
+  auto spec = ModelParams(xml_file, frame_skip);
+  spec.push_back(FloatParam("reset_noise_scale", reset_noise_scale, "scale of the reset noise"));
+  spec.push_back(BoolParam("exclude_current_positions_from_observation", true,
+                           "drop the root's world x (and y) position from the observation"));
+  return spec;
 }
 
 class LocomotionTask : public Task {
  protected:
-  // Loads the model and reads the shared keyword arguments.
+  // Loads the model and reads the shared keyword arguments; a task that does
+  // not declare reset_noise_scale or exclude_current_positions_from_observation
+  // (ModelParams only) gets 0 and false.
   explicit LocomotionTask(const Params& params) {
     SetModel(LoadModel(ResolveAssetPath(params.String("xml_file"))));
     frame_skip_ = params.Int("frame_skip");
     if (frame_skip_ < 1) {
       throw BadValue("frame_skip should be >= 1, got " + std::to_string(frame_skip_));
     }
-    noise_scale_ = params.Float("reset_noise_scale");
+    noise_scale_ = params.Has("reset_noise_scale") ? params.Float("reset_noise_scale") : 0.0;
     if (!(noise_scale_ >= 0.0)) {
       throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise_scale_));
     }
-    exclude_positions_ = params.Bool("exclude_current_positions_from_observation");
+    exclude_positions_ = params.Has("exclude_current_positions_from_observation") &&
+                         params.Bool("exclude_current_positions_from_observation");
     SetDt(model()->opt.timestep * frame_skip_);
   }
 
