@@ -7,9 +7,41 @@ import numpy as np
 import pytest
 
 import joltgym_marl
+from joltgym_marl.cores import CORE_CLASSES
+from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS, TaskSpec
+
+# Everything below is derived from the native task registry: a task is tested
+# by being registered.
 
 # Our registered single-agent ids (a newly registered env is picked up automatically).
-OUR_IDS = [env_id for env_id, *_ in joltgym_marl.SINGLE_AGENT_ENVS]
+OUR_IDS = [spec.env_id for spec in SINGLE_AGENT_TASKS]
+# Native names of the single-agent tasks and of the games.
+SINGLE_TASKS = [spec.name for spec in SINGLE_AGENT_TASKS]
+GAME_NAMES = [spec.name for spec in GAMES]
+# task -> its *Core class, its Gymnasium id, Gymnasium's env it reproduces.
+CORES = dict(CORE_CLASSES)
+GYM_IDS = {spec.name: spec.env_id for spec in SINGLE_AGENT_TASKS}
+REFERENCE_IDS = {spec.name: spec.reference_id for spec in SINGLE_AGENT_TASKS}
+
+
+def spec_of(task_or_id: str) -> TaskSpec:
+    """The registry entry of a native task name, a Gymnasium id or a game module name."""
+    for spec in TASKS.values():
+        if task_or_id in (spec.name, spec.env_id, spec.reference_id):
+            return spec
+    raise KeyError(task_or_id)
+
+
+def non_default_kwargs(spec: TaskSpec) -> dict:
+    """A configuration away from every default that the task (and Gymnasium's
+    env) accepts: each bool flipped, each reward/cost weight halved."""
+    kwargs = {}
+    for p in spec.params:
+        if p.kind == "bool":
+            kwargs[p.name] = not p.default
+        elif p.kind == "float" and ("weight" in p.name or p.name.endswith("_reward")) and p.default:
+            kwargs[p.name] = p.default * 0.5
+    return kwargs
 
 # check_env (and the passive checker) warn that an unbounded Box is "probably
 # too low/high"; Gymnasium's own MuJoCo envs have the same unbounded spaces.
@@ -20,9 +52,8 @@ IGNORE_INFINITE_BOX = pytest.mark.filterwarnings(
 
 
 def oracle_id(our_id: str) -> str:
-    """Gymnasium's own env that ``our_id`` mirrors: ``joltgym_marl/X-v0`` -> ``X-v5``."""
-    name = our_id.split("/", 1)[1]
-    return name.rsplit("-v", 1)[0] + "-v5"
+    """Gymnasium's own env that ``our_id`` mirrors (``joltgym_marl/X-v0`` -> ``X-v5``), from the registry."""
+    return spec_of(our_id).reference_id
 
 
 def make_oracle(gym_id: str, **kwargs) -> gymnasium.Env:

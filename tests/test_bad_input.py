@@ -21,11 +21,9 @@ from gymnasium.vector import AutoresetMode
 from numpy.testing import assert_array_equal
 
 import joltgym_marl
-from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore, WorldPool
+from conftest import CORES, GYM_IDS, SINGLE_TASKS
 
-CORES = {"half_cheetah": HalfCheetahCore, "humanoid": HumanoidCore, "ant": AntCore}
-GYM_IDS = {"half_cheetah": "joltgym_marl/HalfCheetah-v0", "humanoid": "joltgym_marl/Humanoid-v0",
-           "ant": "joltgym_marl/Ant-v0"}
+from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore, WorldPool
 CHEETAH_PARAMS = ("xml_file, frame_skip, reset_noise_scale, exclude_current_positions_from_observation, "
                   "forward_reward_weight, ctrl_cost_weight")
 N = 3  # worlds per pool
@@ -46,7 +44,7 @@ def _warm_up_core(core) -> None:
         core.step(rng.uniform(core.action_low, core.action_high).astype(np.float32))
 
 
-@pytest.fixture(params=["half_cheetah", "humanoid"])
+@pytest.fixture(params=SINGLE_TASKS)
 def cores(request):
     """A core mid-episode and its untouched twin."""
     cls = CORES[request.param]
@@ -803,7 +801,7 @@ def test_model_missing_the_named_body():
 def test_model_without_bodies_is_rejected(tmp_path):
     path = tmp_path / "empty.xml"
     path.write_text("<mujoco/>")
-    for cls in (HalfCheetahCore, HumanoidCore, AntCore):
+    for cls in CORES.values():
         with pytest.raises(ValueError):
             cls(xml_file=str(path))
 
@@ -902,7 +900,7 @@ def test_step_before_reset_gymnasium_envs():
 def test_step_before_reset_is_a_state_error():
     assert issubclass(joltgym_marl.StateError, RuntimeError)
     assert not issubclass(joltgym_marl.StateError, ValueError)
-    for cls in (HalfCheetahCore, HumanoidCore, AntCore):
+    for cls in CORES.values():
         core = cls()
         with pytest.raises(joltgym_marl.StateError,
                            match=lit("step() called before reset(); expected reset() first") + "$"):

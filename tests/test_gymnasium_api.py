@@ -9,7 +9,8 @@ import pickle
 import gymnasium
 import numpy as np
 import pytest
-from conftest import IGNORE_INFINITE_BOX, OUR_IDS, make_oracle, oracle_id, random_actions
+from conftest import (CORES, IGNORE_INFINITE_BOX, OUR_IDS, SINGLE_TASKS, make_oracle, non_default_kwargs,
+                      oracle_id, random_actions, spec_of)
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils.env_checker import check_env
@@ -17,7 +18,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import joltgym_marl
-from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore
+from joltgym_marl import AntCore
 
 MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 
@@ -25,14 +26,6 @@ MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 # takes render_mode, width and height (its camera follows the robot) and
 # rejects these.
 RENDERING_KWARGS = {"default_camera_config", "camera_id", "camera_name", "max_geom", "visual_options"}
-
-# A non-default configuration per robot (changes the observation size).
-NON_DEFAULT_KWARGS = {
-    "HalfCheetah-v5": dict(exclude_current_positions_from_observation=False),
-    "Humanoid-v5": dict(include_cinert_in_observation=False, include_cfrc_ext_in_observation=False),
-    "Ant-v5": dict(include_cfrc_ext_in_observation=False, main_body="torso"),
-}
-
 
 def env_class(env_id: str) -> type:
     return load_env_creator(gymnasium.spec(env_id).entry_point)
@@ -100,10 +93,9 @@ def test_check_env(env_id):
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_registration(env_id):
     spec = gymnasium.spec(env_id)
-    assert spec.max_episode_steps == 1000
+    assert spec.max_episode_steps == spec_of(env_id).max_episode_steps
     assert spec.vector_entry_point is not None
     env = gymnasium.make(env_id)
-    assert env.spec.max_episode_steps == 1000
     assert isinstance(env, gymnasium.wrappers.TimeLimit)
     assert env.spec.max_episode_steps == gymnasium.spec(oracle_id(env_id)).max_episode_steps
 
@@ -111,7 +103,7 @@ def test_registration(env_id):
 @pytest.mark.parametrize("non_default", [False, True], ids=["defaults", "non-default"])
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_spaces_match_gymnasium(env_id, non_default):
-    kwargs = NON_DEFAULT_KWARGS[oracle_id(env_id)] if non_default else {}
+    kwargs = non_default_kwargs(spec_of(env_id)) if non_default else {}
     ours = env_class(env_id)(**kwargs)
     theirs = make_oracle(oracle_id(env_id), **kwargs)
 
@@ -386,18 +378,10 @@ def test_pickle_vector_env(env_id, pickler):
     copy.close()
 
 
-CORES = [
-    pytest.param(HalfCheetahCore, dict(ctrl_cost_weight=0.2, exclude_current_positions_from_observation=False),
-                 id="HalfCheetahCore"),
-    pytest.param(HumanoidCore, dict(include_cvel_in_observation=False, healthy_z_range=(0.9, 2.1)),
-                 id="HumanoidCore"),
-    pytest.param(AntCore, dict(main_body="torso", contact_force_range=(-2.0, 2.0)), id="AntCore"),
-]
-
-
 @pytest.mark.parametrize("pickler", PICKLERS)
-@pytest.mark.parametrize(("core_cls", "kwargs"), CORES)
-def test_pickle_core(core_cls, kwargs, pickler):
+@pytest.mark.parametrize("task", SINGLE_TASKS)
+def test_pickle_core(task, pickler):
+    core_cls, kwargs = CORES[task], non_default_kwargs(spec_of(task))
     core = core_cls(**kwargs, max_episode_steps=77)
     core.reset(seed=1)
     copy = roundtrip(pickler, core)
@@ -411,7 +395,8 @@ def test_pickle_core(core_cls, kwargs, pickler):
     assert_same(copy_info, info)
 
     default_copy = roundtrip(pickler, core_cls())
-    assert default_copy.kwargs == {} and default_copy.max_episode_steps == 1000
+    assert default_copy.kwargs == {}
+    assert default_copy.max_episode_steps == spec_of(task).max_episode_steps
 
 
 @pytest.mark.parametrize("pickler", PICKLERS)

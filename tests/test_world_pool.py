@@ -23,10 +23,11 @@ from gymnasium.vector import AutoresetMode
 from numpy.testing import assert_array_equal
 
 import joltgym_marl
-from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore, WorldPool
+from conftest import CORES, SINGLE_TASKS
 
-TASKS = ["half_cheetah", "humanoid", "ant"]
-CORES = {"half_cheetah": HalfCheetahCore, "humanoid": HumanoidCore, "ant": AntCore}
+from joltgym_marl import HalfCheetahCore, WorldPool
+
+TASKS = SINGLE_TASKS  # every registered single-agent task
 MODES = ["next_step", "same_step"]
 
 # Everything a step writes, per world.
