@@ -848,18 +848,6 @@ def test_model_without_a_free_root_joint_does_not_crash(tmp_path, cls, rejected)
 # -- lifecycle ---------------------------------------------------------------------------------
 
 
-def test_step_before_reset_core():
-    core, twin = HalfCheetahCore(), HalfCheetahCore()
-    state = core.get_state()
-    with pytest.raises(joltgym_marl.StateError, match=lit("step() called before reset(); expected reset() first")):
-        core.step(np.zeros(6, np.float32))
-    for got, expected in zip(core.get_state(), state):
-        assert_array_equal(got, expected)
-    assert core.elapsed_steps == 0
-    assert_array_equal(core.reset(seed=1)[0], twin.reset(seed=1)[0])
-    assert_core_untouched(core, twin)
-
-
 def test_step_before_reset_pool():
     with WorldPool("half_cheetah", 2, num_threads=2) as pool, WorldPool("half_cheetah", 2, num_threads=2) as twin:
         message = lit("step_all() called before reset_all(); expected reset_all() first")
@@ -874,47 +862,6 @@ def test_step_before_reset_pool():
         for p in (pool, twin):
             p.reset_one(1, seed=2)
         assert_pool_untouched(pool, twin)
-
-
-def test_step_before_reset_gymnasium_envs():
-    env = gymnasium.make("joltgym_marl/HalfCheetah-v0")
-    try:
-        with pytest.raises(gymnasium.error.ResetNeeded):
-            env.step(np.zeros(6, np.float32))
-        with pytest.raises(joltgym_marl.StateError, match=lit("step() called before reset()")):
-            env.unwrapped.step(np.zeros(6, np.float32))
-        env.reset(seed=0)
-        env.step(np.zeros(6, np.float32))
-    finally:
-        env.close()
-    vec = make_vec(2)
-    try:
-        with pytest.raises(joltgym_marl.StateError, match=lit("step_all() called before reset_all()")):
-            vec.step(np.zeros((2, 6), np.float32))
-        vec.reset(seed=0)
-        vec.step(np.zeros((2, 6), np.float32))
-    finally:
-        vec.close()
-
-
-def test_step_before_reset_is_a_state_error():
-    assert issubclass(joltgym_marl.StateError, RuntimeError)
-    assert not issubclass(joltgym_marl.StateError, ValueError)
-    for cls in CORES.values():
-        core = cls()
-        with pytest.raises(joltgym_marl.StateError,
-                           match=lit("step() called before reset(); expected reset() first") + "$"):
-            core.step(np.zeros(core.act_dim, np.float32))
-    with WorldPool("half_cheetah", 1) as pool:
-        with pytest.raises(joltgym_marl.StateError,
-                           match=lit("step_all() called before reset_all(); expected reset_all() first") + "$"):
-            pool.step_all(np.zeros((1, 6), np.float32))
-    multi = joltgym_marl.MultiAgentEnv("cheetah_race")
-    with pytest.raises(joltgym_marl.StateError,
-                       match=lit("step() called before reset(); expected reset() first") + "$"):
-        multi.step(np.zeros((multi.num_agents, multi.act_dim), np.float32))
-    multi.reset(seed=0)
-    multi.step(np.zeros((multi.num_agents, multi.act_dim), np.float32))
 
 
 def test_calls_after_close_pool():
@@ -936,36 +883,6 @@ def test_calls_after_close_pool():
         with pytest.raises(RuntimeError, match=message):
             call()
     pool.close()
-
-
-def test_calls_after_close_vector_env():
-    env = make_vec(2)
-    env.reset(seed=0)
-    env.close()
-    message = lit("HalfCheetahVectorEnv is closed; expected an open env (create a new one)")
-    with pytest.raises(RuntimeError, match=message):
-        env.step(np.zeros((2, 6), np.float32))
-    with pytest.raises(RuntimeError, match=message):
-        env.reset(seed=0)
-    with pytest.raises(RuntimeError, match=message):
-        env.reset(options={"reset_mask": np.array([True, False])})
-    assert env.unwrapped.pool.closed
-    env.close()  # idempotent
-
-
-def test_calls_after_close_gym_env():
-    env = gymnasium.make("joltgym_marl/Ant-v0")
-    env.reset(seed=0)
-    qpos, qvel = env.unwrapped.get_state()
-    env.close()
-    message = lit("AntEnv is closed; expected an open env (create a new one)")
-    with pytest.raises(RuntimeError, match=message):
-        env.step(np.zeros(8, np.float32))
-    with pytest.raises(RuntimeError, match=message):
-        env.reset(seed=0)
-    with pytest.raises(RuntimeError, match=message):
-        env.unwrapped.set_state(qpos, qvel)
-    env.close()
 
 
 # -- set_state -----------------------------------------------------------------------------------
