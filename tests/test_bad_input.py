@@ -890,8 +890,9 @@ def test_calls_after_close_pool():
 
 def _bad_states(nq, nv):
     ok_q, ok_v = np.zeros(nq), np.zeros(nv)
+    k = min(3, nq - 1)
     nan_q = ok_q.copy()
-    nan_q[3] = np.nan
+    nan_q[k] = np.nan
     inf_v = ok_v.copy()
     inf_v[nv - 1] = -np.inf
     return [
@@ -901,7 +902,7 @@ def _bad_states(nq, nv):
         (0.0, ok_v, ValueError, f"qpos should have shape ({nq},), got ()"),
         (ok_q, np.zeros(nv + 2), ValueError, f"qvel should have shape ({nv},), got ({nv + 2},)"),
         (ok_q, np.zeros((nv, 1)), ValueError, f"qvel should have shape ({nv},), got ({nv}, 1)"),
-        (nan_q, ok_v, ValueError, "qpos should be finite, got nan at index 3"),
+        (nan_q, ok_v, ValueError, f"qpos should be finite, got nan at index {k}"),
         (ok_q, inf_v, ValueError, f"qvel should be finite, got -inf at index {nv - 1}"),
         (np.full(nq, "a"), ok_v, TypeError, f"qpos should be a real array of shape ({nq},), got <U1"),
         (np.zeros(nq, bool), ok_v, TypeError, f"qpos should be a real array of shape ({nq},), got bool"),

@@ -26,7 +26,7 @@ import cloudpickle
 import gymnasium
 import numpy as np
 import pytest
-from conftest import CORES, IGNORE_INFINITE_BOX
+from conftest import CORES, IGNORE_ACTION_SCALE, IGNORE_INFINITE_BOX
 
 import joltgym_marl
 from joltgym_marl import MULTI_AGENT_ENVS, MultiAgentEnv, StateError, WorldPool
@@ -231,6 +231,7 @@ def test_same_seed_same_rollout_other_seed_other_rollout(entry):
 
 
 @IGNORE_INFINITE_BOX
+@IGNORE_ACTION_SCALE
 @pytest.mark.parametrize("spec", [pytest.param(s, id=s.env_id) for s in SINGLE_AGENT_TASKS])
 def test_gymnasium_check_env(spec):
     from gymnasium.utils.env_checker import check_env

@@ -9,7 +9,7 @@ import pickle
 import gymnasium
 import numpy as np
 import pytest
-from conftest import (CORES, IGNORE_INFINITE_BOX, OUR_IDS, SINGLE_TASKS, make_oracle, non_default_kwargs,
+from conftest import (CORES, IGNORE_ACTION_SCALE, IGNORE_INFINITE_BOX, OUR_IDS, SINGLE_TASKS, make_oracle, non_default_kwargs,
                       oracle_id, random_actions, spec_of)
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 from gymnasium.envs.registration import load_env_creator
@@ -85,6 +85,7 @@ def assert_vector_info_convention(infos: dict, num_envs: int) -> None:
 
 
 @IGNORE_INFINITE_BOX
+@IGNORE_ACTION_SCALE
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_check_env(env_id):
     check_env(gymnasium.make(env_id).unwrapped)
@@ -198,7 +199,10 @@ def test_make_vec_vector_entry_point(env_id, mode):
     assert obs.shape == (3, *single.observation_space.shape) and obs.dtype == np.float32
     assert obs in env.observation_space
     assert_vector_info_convention(infos, 3)
-    assert infos and all(mask.all() for key, mask in infos.items() if key.startswith("_"))
+    # Reset info: every reset-time field (none for some robots, as in Gymnasium), for every env.
+    reset_fields = {name for name, _, _, at_reset in env.unwrapped.pool.info_fields if at_reset}
+    assert {key for key in infos if not key.startswith("_")} == reset_fields
+    assert all(mask.all() for key, mask in infos.items() if key.startswith("_"))
 
     obs, rewards, terminations, truncations, infos = env.step(env.action_space.sample())
     assert obs in env.observation_space
@@ -223,6 +227,9 @@ VECTOR_CASES.append(pytest.param("joltgym_marl/Humanoid-v0", 1000, 120, id="Huma
 def test_vector_env_matches_sync_vector_env(env_id, limit, steps, mode):
     """Our native vector env steps exactly like Gymnasium's SyncVectorEnv of our single env."""
     ours = make_vec(env_id, mode, num_envs=3, max_episode_steps=limit)
+    fields = ours.unwrapped.pool.info_fields
+    reset_key = next((f"_{name}" for name, _, _, at_reset in fields if at_reset), None)
+    step_key = next(f"_{name}" for name, _, _, at_reset in fields if not at_reset)
     theirs = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync",
                                 vector_kwargs=dict(autoreset_mode=mode), max_episode_steps=limit)
     assert theirs.metadata["autoreset_mode"] == ours.metadata["autoreset_mode"] == mode
@@ -249,15 +256,16 @@ def test_vector_env_matches_sync_vector_env(env_id, limit, steps, mode):
             assert np.all(rewards[done_before] == 0)
             assert not np.any(done[done_before])
             if done_before.any():
-                assert not infos.get("_x_velocity", np.zeros(3, bool))[done_before].any()
-                assert infos["_x_position"].all()
+                assert not infos.get(step_key, np.zeros(3, bool))[done_before].any()
+                if reset_key is not None:
+                    assert infos[reset_key].all()
             assert "final_obs" not in infos
         else:
             assert ("final_obs" in infos) == done.any()
             if done.any():
                 np.testing.assert_array_equal(infos["_final_obs"], done)
                 np.testing.assert_array_equal(infos["_final_info"], done)
-                assert infos["final_info"]["_x_velocity"][done].all()
+                assert infos["final_info"][step_key][done].all()
                 assert all((o is None) == (not d) for o, d in zip(infos["final_obs"], done))
                 # The returned obs of a done env is already the next episode's first.
                 for i in np.flatnonzero(done):
@@ -343,7 +351,7 @@ def roundtrip(pickler, obj):
 @pytest.mark.parametrize("pickler", PICKLERS)
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_pickle_gymnasium_env(env_id, pickler):
-    kwargs = dict(ctrl_cost_weight=0.25, reset_noise_scale=0.05)
+    kwargs = non_default_kwargs(spec_of(env_id))
     env = gymnasium.make(env_id, **kwargs)
     env.reset(seed=0)
     copy = roundtrip(pickler, env)
@@ -363,13 +371,14 @@ def test_pickle_gymnasium_env(env_id, pickler):
 @pytest.mark.parametrize("pickler", PICKLERS)
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_pickle_vector_env(env_id, pickler):
-    env = make_vec(env_id, AutoresetMode.SAME_STEP, num_envs=2, max_episode_steps=9, ctrl_cost_weight=0.3)
+    kwargs = non_default_kwargs(spec_of(env_id))
+    env = make_vec(env_id, AutoresetMode.SAME_STEP, num_envs=2, max_episode_steps=9, **kwargs)
     copy = roundtrip(pickler, env)
     assert type(copy) is type(env)
     assert copy.num_envs == 2
     assert copy.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     assert copy.single_observation_space == env.single_observation_space
-    assert copy.pool.kwargs == env.pool.kwargs == {"ctrl_cost_weight": 0.3}
+    assert copy.pool.kwargs == env.pool.kwargs == kwargs
     assert copy.pool.max_episode_steps == 9 and copy.pool.num_threads == env.pool.num_threads
     obs, _ = env.reset(seed=4)
     copy_obs, _ = copy.reset(seed=4)
