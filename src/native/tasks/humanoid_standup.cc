@@ -1,0 +1,175 @@
+// HumanoidStandup: Gymnasium's HumanoidStandup-v5, natively.
+//
+// Gymnasium quirks reproduced here:
+// * uph_cost_weight is accepted but unused: the "up" reward is the torso
+//   height divided by the MuJoCo timestep (not by dt, and unweighted);
+// * reward_linup is computed from the state after the physics step;
+// * the control cost is taken from data.ctrl (the float32 action widened to
+//   float64) and both squared sums follow numpy's pairwise summation, so the
+//   reward is Gymnasium's float64 reward rounded to float32, bit for bit.
+#include <cmath>
+
+#include "locomotion.h"
+
+namespace joltgym {
+namespace {
+
+constexpr const char* kDoc =
+    R"(HumanoidStandup, natively: Gymnasium's ``HumanoidStandup-v5`` step for step.
+
+================  ==========================================================
+Action (17)       abdomen, hip, knee, shoulder and elbow torques, in [-0.4, 0.4]
+Observation (348) qpos[2:] (22), qvel (23), cinert[1:] (130), cvel[1:] (78),
+                  qfrc_actuator[6:] (17), cfrc_ext[1:] (78); each of the last
+                  four blocks can be dropped with its ``include_*_in_observation``,
+                  350 with ``exclude_current_positions_from_observation=False``
+Reward            ``reward_linup`` = torso z / timestep (after the step),
+                  ``reward_quadctrl`` = -ctrl_cost_weight * sum(ctrl**2),
+                  ``reward_impact`` = -clip(impact_cost_weight * sum(cfrc_ext**2),
+                  impact_cost_range); reward = their sum + 1
+Info              x_position, y_position, z_distance_from_origin, tendon_length,
+                  tendon_velocity (these also on reset), reward_linup,
+                  reward_quadctrl, reward_impact
+Termination       never; truncated after 1000 steps
+Reset noise       qpos + U(-s, s), qvel + U(-s, s), s = reset_noise_scale (0.01)
+================  ==========================================================
+)";
+
+// np.square(x).sum() for a contiguous float64 array of `n` values, operation
+// for operation: numpy sums with 8 interleaved accumulators in blocks of at
+// most 128 values, splitting longer arrays in two (its pairwise summation).
+double NumpySumSquares(const mjtNum* x, int n) {
+  if (n < 8) {
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) sum += x[i] * x[i];
+    return sum;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = x[j] * x[j];
+    int i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += x[i + j] * x[i + j];
+    }
+    double sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += x[i] * x[i];
+    return sum;
+  }
+  int half = n / 2;
+  half -= half % 8;
+  return NumpySumSquares(x, half) + NumpySumSquares(x + half, n - half);
+}
+
+class HumanoidStandup final : public LocomotionTask {
+ public:
+  explicit HumanoidStandup(const Params& p) : LocomotionTask(p) {
+    RequireRoot(mjJNT_FREE, "HumanoidStandup");
+    const mjModel* m = model();
+    // uph_cost_weight is declared (as in Gymnasium) but, as there, not used.
+    ctrl_weight_ = p.Float("ctrl_cost_weight");
+    impact_weight_ = p.Float("impact_cost_weight");
+    impact_range_ = p.Range("impact_cost_range");
+    cinert_ = p.Bool("include_cinert_in_observation");
+    cvel_ = p.Bool("include_cvel_in_observation");
+    qfrc_ = p.Bool("include_qfrc_actuator_in_observation");
+    cfrc_ = p.Bool("include_cfrc_ext_in_observation");
+    skip_ = exclude_positions_ ? 2 : 0;
+    const int bodies = m->nbody - 1;
+    const int dim = m->nq - skip_ + m->nv + (cinert_ ? 10 * bodies : 0) + (cvel_ ? 6 * bodies : 0) +
+                    (qfrc_ ? m->nv - 6 : 0) + (cfrc_ ? 6 * bodies : 0);
+    SetDims(1, dim, m->nu);
+    SetActionBoundsFromCtrlRange(0);
+    InfoLayout& info = mutable_info();
+    x_position_ = info.AddAtReset("x_position");
+    y_position_ = info.AddAtReset("y_position");
+    z_distance_from_origin_ = info.AddAtReset("z_distance_from_origin");
+    tendon_length_ = info.AddAtReset("tendon_length", m->ntendon);
+    tendon_velocity_ = info.AddAtReset("tendon_velocity", m->ntendon);
+    reward_linup_ = info.Add("reward_linup");
+    reward_quadctrl_ = info.Add("reward_quadctrl");
+    reward_impact_ = info.Add("reward_impact");
+    // Gymnasium's DEFAULT_CAMERA_CONFIG: distance 4, elevation -20, tracking
+    // the torso. From the side (azimuth 90) the supine body, whose legs reach
+    // about 1.4 m along +x from the torso, and the risen one both fit.
+    RenderCamera camera;
+    camera.distance = 4.0;
+    camera.elevation = -20.0;
+    SetCamera(camera);
+  }
+
+  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+    ResetWithNoise(d, rng, VelocityNoise::kUniform);
+    Observe(d, nullptr, obs);
+    WritePositionInfo(d, info);
+  }
+
+  bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
+    const mjModel* m = model();
+    const bool stable = Advance(d, action);
+    Observe(d, nullptr, out.obs);
+
+    const double uph = (d->qpos[2] - 0.0) / m->opt.timestep;
+    const double ctrl_cost = ctrl_weight_ * NumpySumSquares(d->ctrl, m->nu);
+    const double impact_cost = std::fmin(
+        std::fmax(impact_weight_ * NumpySumSquares(d->cfrc_ext, 6 * m->nbody), impact_range_.first),
+        impact_range_.second);
+    out.reward[0] = static_cast<float>(uph - ctrl_cost - impact_cost + 1.0);
+    out.terminated[0] = false;
+    double* info = out.info;
+    WritePositionInfo(d, info);
+    info[reward_linup_] = uph;
+    info[reward_quadctrl_] = -ctrl_cost;
+    info[reward_impact_] = -impact_cost;
+    return stable;
+  }
+
+  void Observe(const mjData* d, const double*, float* obs) const override {
+    const mjModel* m = model();
+    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
+    obs = Put(obs, d->qvel, m->nv);
+    if (cinert_) obs = Put(obs, d->cinert + 10, 10 * (m->nbody - 1));
+    if (cvel_) obs = Put(obs, d->cvel + 6, 6 * (m->nbody - 1));
+    if (qfrc_) obs = Put(obs, d->qfrc_actuator + 6, m->nv - 6);
+    if (cfrc_) Put(obs, d->cfrc_ext + 6, 6 * (m->nbody - 1));
+  }
+
+ private:
+  // Writes the fields that reset and step share.
+  void WritePositionInfo(const mjData* d, double* info) const {
+    const mjModel* m = model();
+    info[x_position_] = d->qpos[0];
+    info[y_position_] = d->qpos[1];
+    info[z_distance_from_origin_] = d->qpos[2] - m->qpos0[2];
+    for (int i = 0; i < m->ntendon; ++i) info[tendon_length_ + i] = d->ten_length[i];
+    for (int i = 0; i < m->ntendon; ++i) info[tendon_velocity_ + i] = d->ten_velocity[i];
+  }
+
+  double ctrl_weight_, impact_weight_;
+  std::pair<double, double> impact_range_;
+  bool cinert_, cvel_, qfrc_, cfrc_;
+  int skip_;
+  int x_position_, y_position_, z_distance_from_origin_, tendon_length_, tendon_velocity_;  // info
+  int reward_linup_, reward_quadctrl_, reward_impact_;
+};
+
+std::vector<ParamSpec> Spec() {
+  auto spec = LocomotionParams("humanoidstandup.xml", 1e-2);
+  spec.push_back(
+      FloatParam("uph_cost_weight", 1.0,
+                 "accepted for Gymnasium compatibility; unused, as in HumanoidStandup-v5"));
+  spec.push_back(FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost"));
+  spec.push_back(FloatParam("impact_cost_weight", 0.5e-6, "weight of the impact (contact) cost"));
+  spec.push_back(RangeParam("impact_cost_range", -INFINITY, 10.0, "clip range of the impact cost"));
+  spec.push_back(BoolParam("include_cinert_in_observation", true, "append cinert[1:]"));
+  spec.push_back(BoolParam("include_cvel_in_observation", true, "append cvel[1:]"));
+  spec.push_back(
+      BoolParam("include_qfrc_actuator_in_observation", true, "append qfrc_actuator[6:]"));
+  spec.push_back(BoolParam("include_cfrc_ext_in_observation", true, "append cfrc_ext[1:]"));
+  return spec;
+}
+
+const TaskRegistration kRegistration(SingleAgentTask<HumanoidStandup>(
+    "humanoid_standup", "HumanoidStandup", Spec(), kDoc, /*max_episode_steps=*/1000));
+
+}  // namespace
+}  // namespace joltgym
