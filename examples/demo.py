@@ -1,15 +1,16 @@
 """A shared-world race: four HalfCheetahs in one MuJoCo world, then 64 races at once.
 
-    python examples/demo.py
+    .venv/bin/python examples/demo.py
 
 Each cheetah runs a different open-loop gait (a sine wave per joint); the race
 is a PettingZoo ParallelEnv, so the loop below is plain PettingZoo code. Then
-the same game runs as 64 worlds x 4 agents through the native agent vector
-env, the way a trainer would use it.
+the same game runs as 64 worlds (--worlds) x 4 agents through the native agent
+vector env, the way a trainer would use it.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -62,5 +63,9 @@ def batched(num_worlds: int = 64, steps: int = 300) -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worlds", type=int, default=64, help="races run at once in the batched part")
+    parser.add_argument("--steps", type=int, default=300, help="steps of the batched part")
+    args = parser.parse_args()
     race()
-    batched()
+    batched(args.worlds, args.steps)

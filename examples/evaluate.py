@@ -1,6 +1,6 @@
 """Pit two sumo players against each other and print the win/draw/loss table.
 
-    python examples/evaluate.py CHECKPOINT [OPPONENT] [--episodes 200]
+    .venv/bin/python examples/evaluate.py CHECKPOINT [OPPONENT] [--episodes 200]
 
 Each player is a checkpoint saved by selfplay_sumo.py, ``random`` (uniform
 random actions) or ``still`` (zero actions). The first plays ant_0, the second

@@ -1,8 +1,8 @@
 """Record an episode of any joltgym_marl env to a GIF or an MP4, headless.
 
-    python examples/record_video.py cheetah_race_v0 --out race.gif --num-agents 4 --layout shared_track
-    python examples/record_video.py sumo_v0 --out sumo.gif --checkpoint runs/selfplay_sumo/checkpoints/latest.pt
-    python examples/record_video.py joltgym_marl/Humanoid-v0 --out humanoid.mp4
+    .venv/bin/python examples/record_video.py cheetah_race_v0 --out race.gif --num-agents 4 --layout shared_track
+    .venv/bin/python examples/record_video.py sumo_v0 --out sumo.gif --checkpoint runs/selfplay_sumo/checkpoints/latest.pt
+    .venv/bin/python examples/record_video.py joltgym_marl/Humanoid-v0 --out humanoid.mp4
 
 Actions are random unless a checkpoint is given: for sumo_v0 a checkpoint of
 examples/selfplay_sumo.py plays ant_0 (``--opponent``: ``random``, ``still`` or

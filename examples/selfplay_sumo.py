@@ -1,7 +1,7 @@
 """Self-play PPO on batched native sumo worlds, in one file.
 
-    python examples/selfplay_sumo.py                 # the full run (about 25 min on 2 cores)
-    python examples/selfplay_sumo.py --quick         # about a minute, for CI
+    .venv/bin/python examples/selfplay_sumo.py          # the full run (about 23 min on 2 cores)
+    .venv/bin/python examples/selfplay_sumo.py --quick  # about a minute, barely trained (for CI)
 
 The learner plays ant_0 of every world; ant_1 is played by frozen snapshots of
 the learner drawn from an opponent pool: for each group of worlds at every

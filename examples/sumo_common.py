@@ -3,10 +3,13 @@
 The policy is a Gaussian MLP with a running observation normalizer; a
 checkpoint is a dict saved by torch.save (policy weights, normalizer
 statistics, the training configuration and step count).
+
+Not a script: selfplay_sumo.py and evaluate.py import it.
 """
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,3 +135,9 @@ def play_matches(first: Player, second: Player, episodes: int, *, worlds: int = 
                 counting[w] = started < episodes
                 started += int(counting[w])
     return counts
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args()
+    parser.print_help()

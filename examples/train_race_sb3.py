@@ -1,13 +1,15 @@
 """Stable-Baselines3 PPO with parameter sharing on CheetahRace.
 
-    python examples/train_race_sb3.py               # native agent vector env
-    python examples/train_race_sb3.py --supersuit   # the SuperSuit pipeline instead
-    python examples/train_race_sb3.py --quick       # a short run, for CI
+    .venv/bin/python examples/train_race_sb3.py               # native agent vector env
+    .venv/bin/python examples/train_race_sb3.py --supersuit   # the SuperSuit pipeline instead
+    .venv/bin/python examples/train_race_sb3.py --quick       # a short run (for CI)
 
 Every cheetah of every race is one row of the vector env, so one policy is
 trained on all agents at once (parameter sharing). Before and after training
 the script measures the policy's mean forward velocity (info["x_velocity"],
-m/s, deterministic actions) over a few hundred steps of fresh races.
+m/s, deterministic actions) over a few hundred steps of fresh races, and how
+far training moved the policy's actions on the observations of the first
+measurement.
 """
 
 from __future__ import annotations
@@ -33,20 +35,22 @@ def make_env(args: argparse.Namespace, supersuit: bool):
     return cheetah_race_v0.vec_env(args.worlds, base_class="stable_baselines3", **game)
 
 
-def mean_forward_velocity(model: PPO, args: argparse.Namespace, steps: int) -> float:
-    """Mean info["x_velocity"] over every row and step of fresh native races."""
+def mean_forward_velocity(model: PPO, args: argparse.Namespace, steps: int) -> tuple[float, np.ndarray]:
+    """Mean info["x_velocity"] over every row and step of fresh native races,
+    and the observations the policy saw there."""
     env = cheetah_race_v0.vec_env(8, base_class="stable_baselines3", num_agents=args.agents,
                                   layout=args.layout, max_cycles=args.max_cycles)
     env.seed(10_000)
     obs = env.reset()
-    total, count = 0.0, 0
+    total, count, seen = 0.0, 0, []
     for _ in range(steps):
+        seen.append(obs)
         actions, _ = model.predict(obs, deterministic=True)
         obs, _, _, infos = env.step(actions)
         total += sum(info["x_velocity"] for info in infos)
         count += len(infos)
     env.close()
-    return total / count
+    return total / count, np.concatenate(seen)
 
 
 def main() -> None:
@@ -75,16 +79,20 @@ def main() -> None:
     model = PPO("MlpPolicy", env, n_steps=256, batch_size=1024, n_epochs=10, learning_rate=3e-4,
                 gamma=0.99, gae_lambda=0.95, seed=seed, device="cpu", verbose=0)
     eval_steps = 50 if args.quick else 500
-    before = mean_forward_velocity(model, args, eval_steps)
+    before, probe = mean_forward_velocity(model, args, eval_steps)
+    probe_actions = model.predict(probe, deterministic=True)[0]
     print(f"pipeline: {'SuperSuit concat_vec_envs_v1' if args.supersuit else 'native agent vector env'}, "
           f"{args.worlds} races x {args.agents} cheetahs = {env.num_envs} rows")
     print(f"mean forward velocity before training: {before:+.3f} m/s")
     start = time.perf_counter()
     model.learn(total_timesteps=args.timesteps)
     seconds = time.perf_counter() - start
-    after = mean_forward_velocity(model, args, eval_steps)
+    after, _ = mean_forward_velocity(model, args, eval_steps)
+    change = np.abs(model.predict(probe, deterministic=True)[0] - probe_actions).mean()
     print(f"trained {args.timesteps:,} agent-steps in {seconds:.0f} s ({args.timesteps / seconds:,.0f} steps/s)")
     print(f"mean forward velocity after training:  {after:+.3f} m/s")
+    print(f"policy change: mean |action after - before| = {change:.2e} over the {len(probe):,} observations "
+          f"of the first measurement")
     args.save.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.save)
     env.close()

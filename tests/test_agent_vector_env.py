@@ -198,13 +198,26 @@ def test_sb3_multiprocess_supersuit_over_our_env_matches_the_native_env():
 # -- Stable-Baselines3 ---------------------------------------------------------------------
 
 
+def parameters(model) -> list:
+    return [p.detach().clone() for p in model.policy.parameters()]
+
+
+def assert_trained(before: list, model) -> None:
+    """PPO collected rollouts from the env and took gradient steps on them: the
+    policy's weights moved (they would not if no rollout completed)."""
+    after = parameters(model)
+    assert model.num_timesteps > 0
+    assert any(not (a == b).all() for a, b in zip(before, after)), "PPO did not update the policy"
+
+
 @pytest.mark.slow
 def test_ppo_trains_on_supersuit_multiprocess_over_our_parallel_env():
     theirs = supersuit_env("stable_baselines3", num_cpus=2, worlds=2)
     try:
         model = PPO("MlpPolicy", theirs, n_steps=32, batch_size=64, n_epochs=1, device="cpu")
+        before = parameters(model)
         model.learn(1000)
-        assert model.num_timesteps >= 1000
+        assert_trained(before, model)
     finally:
         theirs.close()
 
@@ -212,8 +225,9 @@ def test_ppo_trains_on_supersuit_multiprocess_over_our_parallel_env():
 def test_ppo_trains_on_the_native_env():
     ours = native_env("stable_baselines3")
     model = PPO("MlpPolicy", ours, n_steps=32, batch_size=64, n_epochs=1, device="cpu", seed=0)
+    before = parameters(model)
     model.learn(1000)
-    assert model.num_timesteps >= 1000
+    assert_trained(before, model)
     actions, _ = model.predict(ours.reset(), deterministic=True)
     assert actions.shape == (ROWS, 6)
     ours.close()

@@ -1,0 +1,270 @@
+"""The README's code runs as written, from the clone's root.
+
+* Every ```python block runs on its own in a fresh interpreter whose working
+  directory is the repository root (as when pasted into ``python`` started
+  there, so ``import joltgym_marl`` finds the source folder first).
+* Every command of a ```bash block runs in bash, in README order, from the
+  repository root, except the set-up commands (they start with
+  ``python3 -m venv .venv``: they create the environment these tests run in);
+  instead, the test command among them must appear verbatim in ``.ci/run``.
+  A command marked ``# long-running`` (the README says so next to it) runs
+  only with ``--help``. So that these commands cannot overwrite anything of
+  the developer's, their root is a mirror of the repository (a symlink to each
+  top-level entry) with its own empty ``runs/``; they run against the same
+  ``joltgym_marl`` as this test session (see ``python_path_env``).
+* No command says a bare ``python`` or ``pip``: set-up made ``.venv``.
+* No command writes (``--out``, ``--save``) to a file that git tracks.
+* ``import joltgym_marl`` from a clone's root, whose source folder has no
+  compiled extension, loads the installed one; without one, the ImportError
+  says what to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import joltgym_marl
+from joltgym_marl import _native
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+LONG_RUNNING = re.compile(r"\s#\s*long-running\b.*$")
+SETUP_PREFIX = "python3 -m venv .venv"
+BARE_TOOL = re.compile(r"(?<![\w./-])(python3?|pip3?)(?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Block:
+    language: str
+    line: int  # of the opening fence, 1-based
+    text: str
+
+
+def fenced_blocks(markdown: str) -> list[Block]:
+    blocks = []
+    for match in re.finditer(r"^```([\w-]*)[ \t]*\n(.*?)^```[ \t]*$", markdown, re.MULTILINE | re.DOTALL):
+        blocks.append(Block(match.group(1), markdown.count("\n", 0, match.start()) + 1, match.group(2)))
+    return blocks
+
+
+def commands(block: Block) -> list[str]:
+    """A shell block's commands: its lines with continuations joined, comment lines and blank lines dropped."""
+    joined = block.text.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def inline_code(markdown: str) -> list[str]:
+    prose = re.sub(r"^```.*?^```[ \t]*$", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return re.findall(r"`([^`\n]+)`", prose)
+
+
+BLOCKS = fenced_blocks(README)
+PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
+BASH_BLOCKS = [b for b in BLOCKS if b.language == "bash"]
+ALL_COMMANDS = [c for b in BASH_BLOCKS for c in commands(b)]
+SETUP_COMMANDS = [c for c in ALL_COMMANDS if c.startswith(SETUP_PREFIX)]
+RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIX)]
+
+
+def python_path_env() -> dict[str, str]:
+    """The environment for subprocesses that should import the same
+    ``joltgym_marl`` as this session: scripts put their own folder first on
+    sys.path, so without this they would import the installed package even
+    when this session tests the source tree (in place, with its own build)."""
+    package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
+    python_path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=python_path)
+
+
+def test_readme_has_the_blocks_this_test_expects():
+    # A block in another language would escape these tests.
+    assert {b.language for b in BLOCKS} <= {"python", "bash", ""}, [b.language for b in BLOCKS]
+    assert len(PYTHON_BLOCKS) >= 4 and len(RUN_COMMANDS) >= 5
+    for block in BLOCKS:
+        if block.language == "":
+            assert not BARE_TOOL.search(block.text) and ".venv/bin" not in block.text, (
+                f"README.md:{block.line}: commands belong in a ```bash block")
+
+
+def test_setup_commands_are_the_ones_ci_runs():
+    assert len(SETUP_COMMANDS) == 2, SETUP_COMMANDS
+    test_command = [c for c in SETUP_COMMANDS if "pytest" in c]
+    assert len(test_command) == 1, SETUP_COMMANDS
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert test_command[0] in ci_lines, f".ci/run does not run the README's test command {test_command[0]!r}"
+
+
+def test_no_command_uses_a_bare_python_or_pip():
+    spans = RUN_COMMANDS + inline_code(README)
+    bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIX)]
+    assert not bare, f"say .venv/bin/python or .venv/bin/pip (what set-up made): {bare}"
+
+
+def test_no_command_writes_to_a_tracked_file():
+    for command in RUN_COMMANDS:
+        words = shlex.split(LONG_RUNNING.sub("", command))
+        for flag, value in zip(words, words[1:]):
+            if flag in ("--out", "--save"):
+                assert not value.startswith(("docs/", "benchmarks/results/")), command
+                tracked = subprocess.run(["git", "ls-files", "--", value], cwd=ROOT, capture_output=True, text=True)
+                assert tracked.returncode == 0 and not tracked.stdout.strip(), (
+                    f"{command!r} would overwrite the tracked {value}")
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: f"line{b.line}")
+def test_python_block_runs(block):
+    proc = subprocess.run([sys.executable, "-c", block.text], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, f"README.md:{block.line}\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
+
+
+def mirror_of_root(where: Path) -> Path:
+    """A folder with a symlink to each top-level entry of the repository but
+    ``runs`` (so that commands write their runs there)."""
+    where.mkdir()
+    for entry in ROOT.iterdir():
+        if entry.name != "runs":
+            (where / entry.name).symlink_to(entry)
+    return where
+
+
+def as_run(command: str) -> str:
+    """The command the test runs: a long-running one only with --help."""
+    if LONG_RUNNING.search(command):
+        return LONG_RUNNING.sub("", command).rstrip() + " --help"
+    return command
+
+
+@pytest.mark.slow
+def test_bash_commands_run(tmp_path):
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.fail("the README's commands use .venv/bin/python: run the README's set-up first")
+    root = mirror_of_root(tmp_path / "root")
+    env = python_path_env()
+    failures = []
+    for command in RUN_COMMANDS:
+        proc = subprocess.run(["bash", "-c", f"set -euo pipefail; {as_run(command)}"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            failures.append(f"$ {as_run(command)}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+        elif LONG_RUNNING.search(command):
+            assert "usage:" in proc.stdout, command
+    assert not failures, "\n\n".join(failures)
+    # Each command that ran in full wrote what its --out or --save names.
+    for command in RUN_COMMANDS:
+        words = shlex.split(command) if not LONG_RUNNING.search(command) else []
+        for flag, value in zip(words, words[1:]):
+            if flag in ("--out", "--save"):
+                written = root / value
+                assert written.exists() and (written.is_dir() or written.stat().st_size > 0), command
+
+
+# --- import joltgym_marl from a clone's root ------------------------------------------------------
+
+IMPORT_AND_STEP = """
+import joltgym_marl
+core = joltgym_marl.HalfCheetahCore()
+obs, info = core.reset(seed=0)
+assert obs.shape == (17,), obs.shape
+print(joltgym_marl.__file__)
+print(joltgym_marl._core.__file__)
+"""
+
+
+def clone_without_extension(where: Path) -> Path:
+    """The package's source folder without any compiled file, and the assets, in ``where``."""
+    ignore = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__")
+    shutil.copytree(ROOT / "joltgym_marl", where / "joltgym_marl", ignore=ignore)
+    shutil.copytree(ROOT / "assets", where / "assets")
+    return where
+
+
+def record_hash(path: Path) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+
+
+def fake_installation(site: Path, version: str) -> Path:
+    """An installed joltgym_marl in ``site``, as pip lays it out: the package
+    (this tree's Python files and the extension this session runs) and its
+    dist-info with METADATA and RECORD."""
+    package = site / "joltgym_marl"
+    shutil.copytree(ROOT / "joltgym_marl", package, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    extension = Path(joltgym_marl._core.__file__)
+    shutil.copy2(extension, package / extension.name)
+    info = site / f"joltgym_marl-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: joltgym_marl\nVersion: {version}\n")
+    rows = [f"{p.relative_to(site).as_posix()},sha256={record_hash(p)},{p.stat().st_size}"
+            for p in sorted(package.rglob("*")) if p.is_file()]
+    (info / "RECORD").write_text("\n".join(rows + [f"{info.name}/RECORD,,"]) + "\n")
+    return package / extension.name
+
+
+def run_in(cwd: Path, env: dict[str, str], *python_args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *python_args, "-c", IMPORT_AND_STEP], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("edited", [False, True], ids=["same-sources", "edited-sources"])
+def test_import_from_a_clone_root_loads_the_installed_extension(tmp_path, edited):
+    clone = clone_without_extension(tmp_path / "clone")
+    installed = fake_installation(tmp_path / "site", joltgym_marl.__version__)
+    if edited:
+        with (clone / "joltgym_marl" / "cores.py").open("a") as f:
+            f.write("# a local edit\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    # Same sources: no warning at all; edited ones: a warning naming the file, and it still loads.
+    proc = run_in(clone, env, *([] if edited else ["-W", "error::RuntimeWarning"]))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    package_file, core_file = proc.stdout.split()[-2:]
+    assert Path(package_file).resolve() == (clone / "joltgym_marl" / "__init__.py").resolve()  # shadowed
+    assert Path(core_file).resolve() == installed.resolve()
+    if edited:
+        assert "made from other sources (cores.py differ)" in proc.stderr, proc.stderr
+        assert "pip install ." in proc.stderr
+
+
+def test_import_from_a_clone_root_with_the_real_installation(tmp_path):
+    """The same with the package that ``pip install .`` put into this interpreter's environment."""
+    try:
+        dist = importlib.metadata.distribution("joltgym_marl")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("joltgym_marl is not installed in this environment (the README's set-up installs it)")
+    installed = Path(dist.locate_file("joltgym_marl"))
+    if not (installed / "__init__.py").is_file():
+        pytest.skip(f"joltgym_marl is installed in a form without a package folder ({dist.locate_file('')})")
+    differing = _native.differing_sources(dist, ROOT / "joltgym_marl")
+    if differing:
+        pytest.skip(f"the installed joltgym_marl ({installed}) was built from other sources than this tree "
+                    f"({', '.join(differing[:4])}...); reinstall with .venv/bin/pip install . to test it")
+    clone = clone_without_extension(tmp_path / "clone")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = run_in(clone, env, "-W", "error::RuntimeWarning")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    package_file, core_file = proc.stdout.split()[-2:]
+    assert Path(package_file).resolve().parent == (clone / "joltgym_marl").resolve()
+    assert Path(core_file).resolve().parent == installed.resolve()
+
+
+def test_import_without_an_installed_extension_says_what_to_do(tmp_path):
+    clone = clone_without_extension(tmp_path / "clone")
+    other_version = fake_installation(tmp_path / "site", "0.0.1")
+    for search_path, mentions in [([], []), ([str(tmp_path / "site")], [str(other_version), "0.0.1"])]:
+        with pytest.raises(ImportError) as error:
+            _native.load_extension(clone / "joltgym_marl", search_path)
+        message = str(error.value)
+        for expected in [str(clone / "joltgym_marl"), "python3 -m venv .venv && .venv/bin/pip install .",
+                         "cmake --build build/inplace --target _core", *mentions]:
+            assert expected in message, message
