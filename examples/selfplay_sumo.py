@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 import joltgym_marl
-from sumo_common import (ACT_DIM, DRAW, LOSS, OBS_DIM, WIN, ActorCritic, Player, RunningNorm,
+from sumo_common import (ACT_DIM, AUTORESET, DRAW, LOSS, OBS_DIM, WIN, ActorCritic, Player, RunningNorm,
                          play_matches, save_checkpoint)
 
 
@@ -174,7 +174,7 @@ def main() -> None:
                 actions[rows, 1] = opponent.act(obs[rows, 1], rng, deterministic=args.opponent_actions == "mean")
             pool.step_all(actions)
             buf_rew[t] = pool.rewards[:, 0] * args.reward_scale
-            ended = pool.reset_kind == 2
+            ended = pool.reset_kind == AUTORESET
             buf_done[t] = ended
             for w in np.flatnonzero(ended):
                 results[int(pool.final_infos[w, 0, outcome_col])] += 1

@@ -20,7 +20,8 @@ from torch import nn
 import joltgym_marl
 
 OBS_DIM, ACT_DIM = 45, 8
-WIN, LOSS, DRAW = 1, 2, 3  # native outcome codes (joltgym_marl.sumo_v0.OUTCOMES)
+WIN, LOSS, DRAW = joltgym_marl.Outcome.WIN, joltgym_marl.Outcome.LOSS, joltgym_marl.Outcome.DRAW
+AUTORESET = joltgym_marl.ResetKind.AUTORESET  # a world whose episode ended and was reset in the call
 
 
 class RunningNorm:
@@ -126,7 +127,7 @@ def play_matches(first: Player, second: Player, episodes: int, *, worlds: int = 
             actions[:, 0] = first.act(obs[:, 0], rng)
             actions[:, 1] = second.act(obs[:, 1], rng)
             pool.step_all(actions)
-            for w in np.flatnonzero(pool.reset_kind == 2):
+            for w in np.flatnonzero(pool.reset_kind == AUTORESET):
                 if counting[w]:
                     code = int(pool.final_infos[w, 0, outcome_col])
                     counts[{WIN: "win", DRAW: "draw", LOSS: "loss"}[code]] += 1

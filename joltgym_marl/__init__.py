@@ -17,14 +17,12 @@ from joltgym_marl._native import core as _core  # noqa: E402
 from joltgym_marl.cores import CORE_CLASSES, SingleAgentCore  # noqa: E402
 from joltgym_marl.envs import MULTI_AGENT_ENVS  # noqa: E402
 from joltgym_marl.registration import SINGLE_AGENT_ENVS, register_envs  # noqa: E402
-from joltgym_marl.registry import TASKS  # noqa: E402
+from joltgym_marl.registry import TASKS, Outcome, ResetKind  # noqa: E402
 from joltgym_marl.vector import NativeVectorEnv  # noqa: E402
 
 WorldPool = _core.WorldPool
 MultiAgentEnv = _core.MultiAgentEnv
 StateError = _core.StateError
-ResetKind = _core.ResetKind
-Outcome = _core.Outcome
 
 globals().update({cls.__name__: cls for cls in CORE_CLASSES.values()})
 globals().update(MULTI_AGENT_ENVS)

@@ -9,6 +9,7 @@ their parametrization from it too. Adding a robot is one C++ file and one MJCF.
 
 from __future__ import annotations
 
+import enum
 import keyword
 from dataclasses import dataclass
 from typing import Any
@@ -90,4 +91,20 @@ def docstring(spec: TaskSpec, preamble: str = "") -> str:
     return f"{spec.doc.strip()}\n\n{preamble}Keyword arguments (defaults shown):\n" + "\n".join(lines) + "\n"
 
 
-__all__ = ["GAMES", "Param", "SINGLE_AGENT_TASKS", "TASKS", "TaskSpec", "docstring"]
+def _int_enum(native) -> type[enum.IntEnum]:
+    """A Python IntEnum of a native enum's names and values (NumPy compares
+    its members to integer arrays as plain ints)."""
+    return enum.IntEnum(native.__name__, {name: int(value) for name, value in native.__members__.items()},
+                        module=__name__)
+
+
+ResetKind = _int_enum(_core.ResetKind)
+"""What a pool call did to each world (``WorldPool.reset_kind``): STEPPED,
+RESET (reset by this call), AUTORESET (its episode ended and it was reset in
+the same call; ``final_obs``/``final_infos`` hold the ended episode)."""
+
+Outcome = _int_enum(_core.Outcome)
+"""A game's result for one agent (the ``outcome`` info field, decoded to its
+lower-case name by the info decoder): ONGOING, WIN, LOSS, DRAW."""
+
+__all__ = ["GAMES", "Outcome", "Param", "ResetKind", "SINGLE_AGENT_TASKS", "TASKS", "TaskSpec", "docstring"]

@@ -1,9 +1,10 @@
-"""The benchmark suite's quick mode: every contender runs and every output is written.
+"""The benchmark suite: every registered task is measured, every script starts, outputs land where they should.
 
-Runs ``python -m benchmarks.run --quick`` from the repository root, as CI
-does. The peers (EnvPool, SuperSuit, Gymnasium's MuJoCo envs) are test
+The quick run (``python -m benchmarks.run --quick``, as CI runs it) is the
+heavy test. The peers (EnvPool, SuperSuit, Gymnasium's MuJoCo envs) are test
 requirements: a missing one fails the suite with a message naming it, which
-fails this test rather than skipping it.
+fails this test rather than skipping it. Every task list here comes from the
+native task registry, as the suite's own does.
 """
 
 from __future__ import annotations
@@ -16,44 +17,149 @@ from pathlib import Path
 
 import pytest
 
+from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS
+
 ROOT = Path(__file__).resolve().parents[1]
 
-# Every contender of the suite; each must report a positive rate somewhere.
+# Every contender of the suite; each must report a positive rate somewhere in a quick run.
 CONTENDERS = [
-    "limit", "core", "vector", "agent_vec", "gym_loop", "gym_sync", "gym_async", "mj_batch",
+    "limit", "core", "vector", "pool", "agent_vec", "gym_loop", "gym_sync", "gym_async", "mj_batch",
     "envpool_sync", "envpool_async", "supersuit_0", "supersuit_T",
 ]
-TASKS = ["half_cheetah", "humanoid", "ant", "cheetah_race"]
+# The figure of ours that each task's target compares with its limit.
+OURS = {spec.name: "agent_vec" if spec.is_game else "vector" for spec in TASKS.values()}
+
+# Each script as the README runs it from the clone's root, and the task names its --help must list.
+SCRIPTS = {
+    "run": ([sys.executable, "-m", "benchmarks.run"], list(TASKS)),
+    "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
+    "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
+                               [spec.name for spec in GAMES]),
+}
 
 
-@pytest.mark.slow
-def test_quick_benchmark_suite_runs_every_contender(tmp_path):
+def env_with_tools() -> dict:
     env = dict(os.environ)
     # cmake installed by the test extra lives next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_script_help_runs_from_the_clone_root(script):
+    command, names = SCRIPTS[script]
+    done = subprocess.run([*command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("usage:"), done.stdout[:500]
+    for name in names:  # the task choices come from the registry
+        assert name in done.stdout, (script, name)
+
+
+def test_default_output_is_untracked_and_explicit_out_is_kept():
+    code = ("from benchmarks.run import parse_args\n"
+            "for argv in (['--quick'], [], ['--only', 'targets'], ['--out', 'benchmarks/results']):\n"
+            "    print(parse_args(argv).out)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    quick, full, targets, explicit = [Path(line) for line in done.stdout.split()]
+    committed = (ROOT / "benchmarks" / "results").resolve()
+    for default in (quick, full, targets):
+        resolved = (ROOT / default).resolve()
+        assert committed != resolved and committed not in resolved.parents, default
+        assert ROOT.resolve() in resolved.parents, default
+        # Untracked: git ignores it, so a run never shows up in `git status`.
+        assert git("check-ignore", "-q", str(resolved / "results.json")).returncode == 0, default
+    assert len({quick, full, targets}) == 3
+    assert (ROOT / explicit).resolve() == committed
+
+
+def test_envpool_worker_maps_titles_and_reports_a_missing_task_as_unavailable(monkeypatch):
+    """The EnvPool worker runs each single-agent task under EnvPool's id of the same title,
+    and answers "not available" (not an error) for a task EnvPool lacks."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks._tasks import portable
+
+    specs = [portable(spec, {}) for spec in TASKS.values()]
+    missing = dict(specs[0], name="no_such_robot", kind="single_agent", title="NoSuchRobot",
+                   reference_id="NoSuchRobot-v5")
+    requests = [{"op": "available", "tasks": [*specs, missing]}, {"op": "quit"}]
+    done = subprocess.run([sys.executable, "-m", "benchmarks._worker", "envpool"], cwd=ROOT,
+                          input="".join(json.dumps(r) + "\n" for r in requests),
+                          capture_output=True, text=True, timeout=300)
+    hello, answer = [json.loads(line) for line in done.stdout.splitlines()]
+    assert hello["ok"], hello
+    assert answer["ok"], answer
+    available = answer["available"]
+    for spec in SINGLE_AGENT_TASKS:
+        entry = available[spec.name]
+        assert entry.get("id") in (spec.reference_id, f"{spec.title}-v4") or "reason" in entry, entry
+    for spec in GAMES:
+        assert "id" not in available[spec.name]
+    assert "id" not in available["no_such_robot"]
+    assert "NoSuchRobot-v5" in available["no_such_robot"]["reason"]
+
+
+@pytest.mark.slow
+def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
+    before = git("status", "--porcelain", "--", "benchmarks/results")
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(tmp_path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+        cwd=ROOT, env=env_with_tools(), capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    # The committed results are untouched by a run that did not ask for them.
+    assert git("status", "--porcelain", "--", "benchmarks/results").stdout == before.stdout
 
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["errors"] == []
     assert results["meta"]["skipped"] == {}
+    assert [t["name"] for t in results["meta"]["tasks"]] == list(TASKS)
     rows = results["throughput"]
     for contender in CONTENDERS:
         rates = [r["median"] for r in rows if r["contender"] == contender]
         assert rates, f"no figure for {contender}"
         assert all(rate is not None and rate > 0 for rate in rates), (contender, rates)
-    for task in TASKS:
-        assert any(r["task"] == task and r["contender"] == "limit" and r["median"] > 0 for r in rows), task
+    for task, ours in OURS.items():
+        for contender in ("limit", ours):
+            assert any(r["task"] == task and r["contender"] == contender and r["median"] > 0 for r in rows), \
+                (task, contender)
+    # A peer that lacks a task is recorded as such, never as a failed measurement.
+    for entry in results["unavailable"]:
+        assert entry["task"] in TASKS and entry["reason"], entry
+        assert not any(r["task"] == entry["task"] and r["contender"] == entry["contender"] for r in rows)
+
+    # The target table: one row per task, ours and the pool over the limit of the same rounds.
+    table = {row["task"]: row for row in results["target_table"]}
+    assert list(table) == list(TASKS)
+    settings = results["meta"]["settings"]
+    for task, row in table.items():
+        assert row["contender"] == OURS[task]
+        assert (row["worlds"], row["threads"]) == (settings["target_worlds"], settings["target_threads"])
+        assert row["limit"]["median"] > 0 and row["ours"]["median"] > 0
+        assert row["ratio"] > 0 and row["met"] == (row["ratio"] >= row["goal"])
+        if not TASKS[task].is_game:
+            assert row["pool_ratio"] is not None and row["pool_ratio"] > 0, task
+    assert all(t["ratio"] is not None and t["ratio"] > 0 for t in results["targets"])
+
     assert all(r["median"] > 0 for r in results["scaling"]["throughput"])
     assert results["scaling"]["throughput"] and results["scaling"]["memory"]
     assert all(m["rss_after"] > 0 and m["construct_seconds"] > 0 for m in results["scaling"]["memory"])
-    assert results["targets"] and all(t["ratio"] is not None and t["ratio"] > 0 for t in results["targets"])
 
     for name in ("throughput.png", "scaling.png", "results.md"):
         assert (tmp_path / name).stat().st_size > 0, name
     markdown = (tmp_path / "results.md").read_text()
     assert "## Targets" in markdown and "## Throughput" in markdown
+    for spec in TASKS.values():
+        assert f"### {spec.title} (" in markdown and f"| {spec.title} |" in markdown, spec.title
     assert "## Targets" in done.stdout  # the Markdown is printed too
+
+    # The limit program (built by the run) knows every registered task.
+    listed = subprocess.run([str(ROOT / "build" / "native-bench" / "raw_step_limit"), "--list"],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(line.split() for line in listed.stdout.splitlines()) == sorted(
+        [s.name, s.kind] for s in TASKS.values())

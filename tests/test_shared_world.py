@@ -19,6 +19,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import joltgym_marl
+from joltgym_marl import ResetKind
 from joltgym_marl import HalfCheetahCore, MultiAgentEnv, WorldPool
 from joltgym_marl import cheetah_race_v0
 
@@ -493,7 +494,7 @@ def test_pool_world_i_is_a_single_race_seeded_seed_plus_i(num_threads, mode):
             where = f"world {i}, step {t}"
             if pending[i]:
                 obs, rows = single.reset()
-                assert pool.reset_kind[i] == 1, where
+                assert pool.reset_kind[i] == ResetKind.RESET, where
                 assert_array_equal(pool.obs[i], obs, err_msg=where)
                 assert_array_equal(pool.infos[i][:, reset_cols], rows[:, reset_cols], err_msg=where)
                 assert not pool.rewards[i].any() and not pool.terminations[i].any()
@@ -510,7 +511,7 @@ def test_pool_world_i_is_a_single_race_seeded_seed_plus_i(num_threads, mode):
             if done:
                 ends["terminated" if terms.any() else "truncated"] += 1
             if done and mode == "same_step":
-                assert pool.reset_kind[i] == 2, where
+                assert pool.reset_kind[i] == ResetKind.AUTORESET, where
                 assert_array_equal(pool.final_obs[i], obs, err_msg=where)
                 assert_array_equal(pool.final_infos[i], rows, err_msg=where)
                 obs, rows = single.reset()
@@ -519,7 +520,7 @@ def test_pool_world_i_is_a_single_race_seeded_seed_plus_i(num_threads, mode):
                 assert pool.elapsed_steps[i] == 0
                 kick_world_0(i)
             else:
-                assert pool.reset_kind[i] == 0, where
+                assert pool.reset_kind[i] == ResetKind.STEPPED, where
                 assert_array_equal(pool.obs[i], obs, err_msg=where)
                 assert_array_equal(pool.infos[i], rows, err_msg=where)
                 assert pool.elapsed_steps[i] == single.elapsed_steps

@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode
 from numpy.testing import assert_array_equal
 
 import joltgym_marl
+from joltgym_marl import ResetKind
 from conftest import CORES, SINGLE_TASKS
 
 from joltgym_marl import HalfCheetahCore, WorldPool
@@ -68,9 +69,9 @@ def assert_rollouts_equal(a: dict, b: dict, worlds_a=slice(None), worlds_b=slice
     assert_array_equal(a["obs0"][worlds_a], b["obs0"][worlds_b], err_msg="obs after reset_all")
     for name in RECORDED:
         if name in ("final_obs", "final_infos"):
-            # Only meaningful on rows that ended in this call (reset_kind == 2).
-            ended_a = a["reset_kind"][:, worlds_a] == 2
-            ended_b = b["reset_kind"][:, worlds_b] == 2
+            # Only meaningful on rows that ended in this call (reset_kind == ResetKind.AUTORESET).
+            ended_a = a["reset_kind"][:, worlds_a] == ResetKind.AUTORESET
+            ended_b = b["reset_kind"][:, worlds_b] == ResetKind.AUTORESET
             assert_array_equal(ended_a, ended_b)
             assert_array_equal(a[name][:, worlds_a][ended_a], b[name][:, worlds_b][ended_b],
                                err_msg=name)
@@ -139,7 +140,7 @@ def test_world_i_does_not_depend_on_batch_size(task):
         big = rollout(p8, 77, actions)
         small = rollout(p4, 77, actions[:, :4])
     assert_rollouts_equal(big, small, worlds_a=slice(0, 4))
-    assert (big["reset_kind"] == 1).any()
+    assert (big["reset_kind"] == ResetKind.RESET).any()
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -233,12 +234,12 @@ def test_pool_world_0_matches_a_single_core(task):
             if core_done:  # the pool's NEXT_STEP reset; the core resets without a seed
                 obs, info = core.reset()
                 resets += 1
-                assert pool.reset_kind[0] == 1
+                assert pool.reset_kind[0] == ResetKind.RESET
                 assert_array_equal(pool.obs[0, 0], obs)
                 core_done = False
                 continue
             obs, reward, terminated, truncated, info = core.step(a[0])
-            assert pool.reset_kind[0] == 0
+            assert pool.reset_kind[0] == ResetKind.STEPPED
             assert_array_equal(pool.obs[0, 0], obs)
             assert pool.rewards[0, 0] == np.float32(reward)
             assert bool(pool.terminations[0, 0]) is terminated
@@ -336,12 +337,12 @@ def _events_next_step(pool, seed, actions, count):
     while min(len(e) for e in events) < count:
         pool.step_all(actions[np.arange(n), used])
         for i in range(n):
-            if pool.reset_kind[i] == 1:
+            if pool.reset_kind[i] == ResetKind.RESET:
                 assert pending[i]
                 pending[i] = False
                 events[i].append(("reset", pool.obs[i].copy(), pool.infos[i].copy()))
             else:
-                assert pool.reset_kind[i] == 0 and not pending[i]
+                assert pool.reset_kind[i] == ResetKind.STEPPED and not pending[i]
                 term, trunc = bool(pool.terminations[i, 0]), bool(pool.truncations[i, 0])
                 events[i].append(("step", pool.obs[i].copy(), pool.rewards[i].copy(), term, trunc,
                                   pool.infos[i].copy()))
@@ -467,14 +468,14 @@ def test_humanoid_falls_terminates_and_autoresets():
                           .astype(np.float32))
             for i in range(n):
                 if pending[i]:
-                    assert pool.reset_kind[i] == 1
+                    assert pool.reset_kind[i] == ResetKind.RESET
                     assert pool.rewards[i, 0] == 0.0 and pool.elapsed_steps[i] == 0
                     assert not pool.terminations[i, 0] and not pool.truncations[i, 0]
                     # Back on its feet: the torso height (qpos[2]) is healthy.
                     assert 1.0 < pool.get_state(i)[0][2] < 2.0
                     pending[i] = False
                     continue
-                assert pool.reset_kind[i] == 0
+                assert pool.reset_kind[i] == ResetKind.STEPPED
                 if pool.terminations[i, 0]:
                     assert not pool.truncations[i, 0]
                     assert pool.infos[i, 0, cols["reward_survive"]] == 0.0

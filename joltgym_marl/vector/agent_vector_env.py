@@ -32,7 +32,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible, restore
 from joltgym_marl._native import core as _core
-from joltgym_marl.registry import TASKS
+from joltgym_marl.registry import TASKS, ResetKind
 from joltgym_marl.vector._rows import flat_rows
 
 
@@ -138,7 +138,7 @@ class _AgentRows:
         if array.shape != (rows, self._action_shape[2]):
             raise ValueError(f"actions should have shape ({rows}, {self._action_shape[2]}), got {array.shape}")
         pool.step_all(array.reshape(self._action_shape))
-        ended = pool.reset_kind == _core.ResetKind.AUTORESET
+        ended = pool.reset_kind == ResetKind.AUTORESET
         any_ended = bool(ended.any())
         infos = AgentInfos(
             self._decoder, self._infos.copy(), self.num_agents,

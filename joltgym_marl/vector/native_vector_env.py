@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
-from joltgym_marl.registry import SINGLE_AGENT_TASKS, TaskSpec
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, ResetKind, TaskSpec
 from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -155,8 +155,8 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         if not kind.any():  # the common case: every world stepped, none ended
             infos = self._decoder.columns(self._infos, self._all, self._all)
         else:
-            infos = self._decoder.columns(self._infos, self._all, kind == _core.ResetKind.STEPPED)
-            ended = kind == _core.ResetKind.AUTORESET
+            infos = self._decoder.columns(self._infos, self._all, kind == ResetKind.STEPPED)
+            ended = kind == ResetKind.AUTORESET
             if ended.any():
                 final_obs = np.full(self.num_envs, None, dtype=object)
                 for i in np.flatnonzero(ended):
