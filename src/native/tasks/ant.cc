@@ -49,9 +49,7 @@ class Ant final : public LocomotionTask {
     SetDims(1, m->nq - skip_ + m->nv + (include_cfrc_ext_ ? 6 * (m->nbody - 1) : 0), m->nu);
     SetActionBoundsFromCtrlRange(0);
     InfoLayout& info = mutable_info();
-    x_position_ = info.AddAtReset("x_position");
-    y_position_ = info.AddAtReset("y_position");
-    distance_from_origin_ = info.AddAtReset("distance_from_origin");
+    position_.Add(info);
     x_velocity_ = info.Add("x_velocity");
     y_velocity_ = info.Add("y_velocity");
     reward_forward_ = info.Add("reward_forward");
@@ -67,7 +65,7 @@ class Ant final : public LocomotionTask {
   void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
-    WritePositionInfo(d, info);
+    position_.Write(d, info);
   }
 
   bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
@@ -86,7 +84,7 @@ class Ant final : public LocomotionTask {
     out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;
-    WritePositionInfo(d, info);
+    position_.Write(d, info);
     info[x_velocity_] = x_velocity;
     info[y_velocity_] = y_velocity;
     info[reward_forward_] = forward;
@@ -98,8 +96,7 @@ class Ant final : public LocomotionTask {
 
   void Observe(const mjData* d, const double*, float* obs) const override {
     const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    obs = Put(obs, d->qvel, m->nv);
+    obs = PutQposQvel(obs, d, skip_);
     if (!include_cfrc_ext_) return;
     for (int i = 6; i < 6 * m->nbody; ++i) *obs++ = static_cast<float>(Clip(d->cfrc_ext[i]));
   }
@@ -117,20 +114,7 @@ class Ant final : public LocomotionTask {
   }
 
   bool IsHealthy(const mjData* d) const {
-    const mjModel* m = model();
-    for (int i = 0; i < m->nq; ++i) {
-      if (!std::isfinite(d->qpos[i])) return false;
-    }
-    for (int i = 0; i < m->nv; ++i) {
-      if (!std::isfinite(d->qvel[i])) return false;
-    }
-    return healthy_z_.first <= d->qpos[2] && d->qpos[2] <= healthy_z_.second;
-  }
-
-  void WritePositionInfo(const mjData* d, double* info) const {
-    info[x_position_] = d->qpos[0];
-    info[y_position_] = d->qpos[1];
-    info[distance_from_origin_] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+    return StateIsFinite(d) && healthy_z_.first <= d->qpos[2] && d->qpos[2] <= healthy_z_.second;
   }
 
   double forward_weight_, ctrl_weight_, contact_weight_, healthy_reward_;
@@ -138,8 +122,9 @@ class Ant final : public LocomotionTask {
   std::pair<double, double> healthy_z_, contact_range_;
   int main_body_;
   int skip_;
-  int x_position_, y_position_, distance_from_origin_, x_velocity_, y_velocity_;  // info offsets
-  int reward_forward_, reward_ctrl_, reward_contact_, reward_survive_;
+  XYPositionInfo position_;
+  int x_velocity_, y_velocity_, reward_forward_, reward_ctrl_, reward_contact_,
+      reward_survive_;  // info offsets
 };
 
 std::vector<ParamSpec> Spec() {

@@ -60,9 +60,7 @@ class HalfCheetah final : public LocomotionTask {
   }
 
   void Observe(const mjData* d, const double*, float* obs) const override {
-    const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    Put(obs, d->qvel, m->nv);
+    PutQposQvel(obs, d, skip_);
   }
 
  private:

@@ -1,7 +1,8 @@
-// Humanoid: Gymnasium's Humanoid-v5, natively.
+// Humanoid: Gymnasium's Humanoid-v5, natively. Its observation and tendon
+// info fields are HumanoidStandup's too (humanoid_body.h).
 #include <cmath>
 
-#include "locomotion.h"
+#include "humanoid_body.h"
 
 namespace joltgym {
 namespace {
@@ -25,10 +26,9 @@ Reset noise       qpos + U(-s, s), qvel + U(-s, s), s = reset_noise_scale (0.01)
 ================  ==========================================================
 )";
 
-class Humanoid final : public LocomotionTask {
+class Humanoid final : public HumanoidBody {
  public:
-  explicit Humanoid(const Params& p) : LocomotionTask(p) {
-    RequireRoot(mjJNT_FREE, "Humanoid");
+  explicit Humanoid(const Params& p) : HumanoidBody(p, "Humanoid") {
     const mjModel* m = model();
     forward_weight_ = p.Float("forward_reward_weight");
     ctrl_weight_ = p.Float("ctrl_cost_weight");
@@ -37,24 +37,11 @@ class Humanoid final : public LocomotionTask {
     healthy_reward_ = p.Float("healthy_reward");
     terminate_when_unhealthy_ = p.Bool("terminate_when_unhealthy");
     healthy_z_ = p.Range("healthy_z_range");
-    cinert_ = p.Bool("include_cinert_in_observation");
-    cvel_ = p.Bool("include_cvel_in_observation");
-    qfrc_ = p.Bool("include_qfrc_actuator_in_observation");
-    cfrc_ = p.Bool("include_cfrc_ext_in_observation");
-    skip_ = exclude_positions_ ? 2 : 0;
-    const int bodies = m->nbody - 1;
-    const int dim = m->nq - skip_ + m->nv + (cinert_ ? 10 * bodies : 0) +
-                    (cvel_ ? 6 * bodies : 0) + (qfrc_ ? m->nv - 6 : 0) +
-                    (cfrc_ ? 6 * bodies : 0);
-    SetDims(1, dim, m->nu);
-    SetActionBoundsFromCtrlRange(0);
     for (int b = 0; b < m->nbody; ++b) total_mass_ += m->body_mass[b];
     InfoLayout& info = mutable_info();
-    x_position_ = info.AddAtReset("x_position");
-    y_position_ = info.AddAtReset("y_position");
-    tendon_length_ = info.AddAtReset("tendon_length", m->ntendon);
-    tendon_velocity_ = info.AddAtReset("tendon_velocity", m->ntendon);
-    distance_from_origin_ = info.AddAtReset("distance_from_origin");
+    position_.AddXY(info);
+    AddTendonInfo(info);
+    position_.AddDistance(info);
     x_velocity_ = info.Add("x_velocity");
     y_velocity_ = info.Add("y_velocity");
     reward_survive_ = info.Add("reward_survive");
@@ -106,16 +93,6 @@ class Humanoid final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
-    const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    obs = Put(obs, d->qvel, m->nv);
-    if (cinert_) obs = Put(obs, d->cinert + 10, 10 * (m->nbody - 1));
-    if (cvel_) obs = Put(obs, d->cvel + 6, 6 * (m->nbody - 1));
-    if (qfrc_) obs = Put(obs, d->qfrc_actuator + 6, m->nv - 6);
-    if (cfrc_) Put(obs, d->cfrc_ext + 6, 6 * (m->nbody - 1));
-  }
-
  private:
   // Mass-weighted mean of the bodies' inertial frame positions (x, y).
   void MassCenter(const mjData* d, double* xy) const {
@@ -131,21 +108,17 @@ class Humanoid final : public LocomotionTask {
 
   // Writes the fields that reset and step share.
   void WritePositionInfo(const mjData* d, double* info) const {
-    const int nt = model()->ntendon;
-    info[x_position_] = d->qpos[0];
-    info[y_position_] = d->qpos[1];
-    for (int i = 0; i < nt; ++i) info[tendon_length_ + i] = d->ten_length[i];
-    for (int i = 0; i < nt; ++i) info[tendon_velocity_ + i] = d->ten_velocity[i];
-    info[distance_from_origin_] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+    position_.Write(d, info);
+    WriteTendonInfo(d, info);
   }
 
   double forward_weight_, ctrl_weight_, contact_weight_, healthy_reward_;
   std::pair<double, double> contact_range_, healthy_z_;
-  bool terminate_when_unhealthy_, cinert_, cvel_, qfrc_, cfrc_;
-  int skip_;
+  bool terminate_when_unhealthy_;
   double total_mass_ = 0.0;
-  int x_position_, y_position_, tendon_length_, tendon_velocity_, distance_from_origin_;  // info
-  int x_velocity_, y_velocity_, reward_survive_, reward_forward_, reward_ctrl_, reward_contact_;
+  XYPositionInfo position_;
+  int x_velocity_, y_velocity_, reward_survive_, reward_forward_, reward_ctrl_,
+      reward_contact_;  // info offsets
 };
 
 std::vector<ParamSpec> Spec() {
@@ -157,10 +130,7 @@ std::vector<ParamSpec> Spec() {
   spec.push_back(FloatParam("healthy_reward", 5.0, "reward per step while healthy"));
   spec.push_back(BoolParam("terminate_when_unhealthy", true, "end the episode when unhealthy"));
   spec.push_back(RangeParam("healthy_z_range", 1.0, 2.0, "torso heights that count as healthy"));
-  spec.push_back(BoolParam("include_cinert_in_observation", true, "append cinert[1:]"));
-  spec.push_back(BoolParam("include_cvel_in_observation", true, "append cvel[1:]"));
-  spec.push_back(BoolParam("include_qfrc_actuator_in_observation", true, "append qfrc_actuator[6:]"));
-  spec.push_back(BoolParam("include_cfrc_ext_in_observation", true, "append cfrc_ext[1:]"));
+  HumanoidBody::AddObservationParams(spec);
   return spec;
 }
 

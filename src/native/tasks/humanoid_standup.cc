@@ -1,4 +1,5 @@
-// HumanoidStandup: Gymnasium's HumanoidStandup-v5, natively.
+// HumanoidStandup: Gymnasium's HumanoidStandup-v5, natively. Its observation
+// and tendon info fields are Humanoid's (humanoid_body.h).
 //
 // Gymnasium quirks reproduced here:
 // * uph_cost_weight is accepted but unused: the "up" reward is the torso
@@ -9,7 +10,7 @@
 //   reward is Gymnasium's float64 reward rounded to float32, bit for bit.
 #include <cmath>
 
-#include "locomotion.h"
+#include "humanoid_body.h"
 
 namespace joltgym {
 namespace {
@@ -60,31 +61,17 @@ double NumpySumSquares(const mjtNum* x, int n) {
   return NumpySumSquares(x, half) + NumpySumSquares(x + half, n - half);
 }
 
-class HumanoidStandup final : public LocomotionTask {
+class HumanoidStandup final : public HumanoidBody {
  public:
-  explicit HumanoidStandup(const Params& p) : LocomotionTask(p) {
-    RequireRoot(mjJNT_FREE, "HumanoidStandup");
-    const mjModel* m = model();
+  explicit HumanoidStandup(const Params& p) : HumanoidBody(p, "HumanoidStandup") {
     // uph_cost_weight is declared (as in Gymnasium) but, as there, not used.
     ctrl_weight_ = p.Float("ctrl_cost_weight");
     impact_weight_ = p.Float("impact_cost_weight");
     impact_range_ = p.Range("impact_cost_range");
-    cinert_ = p.Bool("include_cinert_in_observation");
-    cvel_ = p.Bool("include_cvel_in_observation");
-    qfrc_ = p.Bool("include_qfrc_actuator_in_observation");
-    cfrc_ = p.Bool("include_cfrc_ext_in_observation");
-    skip_ = exclude_positions_ ? 2 : 0;
-    const int bodies = m->nbody - 1;
-    const int dim = m->nq - skip_ + m->nv + (cinert_ ? 10 * bodies : 0) + (cvel_ ? 6 * bodies : 0) +
-                    (qfrc_ ? m->nv - 6 : 0) + (cfrc_ ? 6 * bodies : 0);
-    SetDims(1, dim, m->nu);
-    SetActionBoundsFromCtrlRange(0);
     InfoLayout& info = mutable_info();
-    x_position_ = info.AddAtReset("x_position");
-    y_position_ = info.AddAtReset("y_position");
+    position_.AddXY(info);  // no distance_from_origin in HumanoidStandup-v5
     z_distance_from_origin_ = info.AddAtReset("z_distance_from_origin");
-    tendon_length_ = info.AddAtReset("tendon_length", m->ntendon);
-    tendon_velocity_ = info.AddAtReset("tendon_velocity", m->ntendon);
+    AddTendonInfo(info);
     reward_linup_ = info.Add("reward_linup");
     reward_quadctrl_ = info.Add("reward_quadctrl");
     reward_impact_ = info.Add("reward_impact");
@@ -123,33 +110,18 @@ class HumanoidStandup final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
-    const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    obs = Put(obs, d->qvel, m->nv);
-    if (cinert_) obs = Put(obs, d->cinert + 10, 10 * (m->nbody - 1));
-    if (cvel_) obs = Put(obs, d->cvel + 6, 6 * (m->nbody - 1));
-    if (qfrc_) obs = Put(obs, d->qfrc_actuator + 6, m->nv - 6);
-    if (cfrc_) Put(obs, d->cfrc_ext + 6, 6 * (m->nbody - 1));
-  }
-
  private:
   // Writes the fields that reset and step share.
   void WritePositionInfo(const mjData* d, double* info) const {
-    const mjModel* m = model();
-    info[x_position_] = d->qpos[0];
-    info[y_position_] = d->qpos[1];
-    info[z_distance_from_origin_] = d->qpos[2] - m->qpos0[2];
-    for (int i = 0; i < m->ntendon; ++i) info[tendon_length_ + i] = d->ten_length[i];
-    for (int i = 0; i < m->ntendon; ++i) info[tendon_velocity_ + i] = d->ten_velocity[i];
+    position_.Write(d, info);
+    info[z_distance_from_origin_] = d->qpos[2] - model()->qpos0[2];
+    WriteTendonInfo(d, info);
   }
 
   double ctrl_weight_, impact_weight_;
   std::pair<double, double> impact_range_;
-  bool cinert_, cvel_, qfrc_, cfrc_;
-  int skip_;
-  int x_position_, y_position_, z_distance_from_origin_, tendon_length_, tendon_velocity_;  // info
-  int reward_linup_, reward_quadctrl_, reward_impact_;
+  XYPositionInfo position_;
+  int z_distance_from_origin_, reward_linup_, reward_quadctrl_, reward_impact_;  // info offsets
 };
 
 std::vector<ParamSpec> Spec() {
@@ -160,11 +132,7 @@ std::vector<ParamSpec> Spec() {
   spec.push_back(FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost"));
   spec.push_back(FloatParam("impact_cost_weight", 0.5e-6, "weight of the impact (contact) cost"));
   spec.push_back(RangeParam("impact_cost_range", -INFINITY, 10.0, "clip range of the impact cost"));
-  spec.push_back(BoolParam("include_cinert_in_observation", true, "append cinert[1:]"));
-  spec.push_back(BoolParam("include_cvel_in_observation", true, "append cvel[1:]"));
-  spec.push_back(
-      BoolParam("include_qfrc_actuator_in_observation", true, "append qfrc_actuator[6:]"));
-  spec.push_back(BoolParam("include_cfrc_ext_in_observation", true, "append cfrc_ext[1:]"));
+  HumanoidBody::AddObservationParams(spec);
   return spec;
 }
 

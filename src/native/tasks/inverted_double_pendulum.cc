@@ -36,9 +36,6 @@ constexpr double kClip = 10.0;
 // Tip heights at or below this end the episode (fixed in Gymnasium's v5).
 constexpr double kMinTipHeight = 1.0;
 
-// np.clip: NaN stays NaN.
-double Clip(double v) { return v < -kClip ? -kClip : (v > kClip ? kClip : v); }
-
 class InvertedDoublePendulum final : public LocomotionTask {
  public:
   explicit InvertedDoublePendulum(const Params& p) : LocomotionTask(p) {
@@ -103,8 +100,8 @@ class InvertedDoublePendulum final : public LocomotionTask {
     *obs++ = static_cast<float>(d->qpos[0]);
     for (int i = 1; i < m->nq; ++i) *obs++ = static_cast<float>(std::sin(d->qpos[i]));
     for (int i = 1; i < m->nq; ++i) *obs++ = static_cast<float>(std::cos(d->qpos[i]));
-    for (int i = 0; i < m->nv; ++i) *obs++ = static_cast<float>(Clip(d->qvel[i]));
-    *obs = static_cast<float>(Clip(d->qfrc_constraint[0]));
+    for (int i = 0; i < m->nv; ++i) *obs++ = static_cast<float>(NpClip(d->qvel[i], kClip));
+    *obs = static_cast<float>(NpClip(d->qfrc_constraint[0], kClip));
   }
 
  private:

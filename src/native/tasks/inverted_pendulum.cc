@@ -62,7 +62,7 @@ class InvertedPendulum final : public LocomotionTask {
     const bool stable = Advance(d, action);
     Observe(d, nullptr, out.obs);
     // Gymnasium tests its float64 observation, i.e. qpos and qvel.
-    const bool terminated = !IsFinite(d) || std::fabs(d->qpos[1]) > kMaxAngle;
+    const bool terminated = !StateIsFinite(d) || std::fabs(d->qpos[1]) > kMaxAngle;
     const double survive = terminated ? 0.0 : 1.0;
     out.reward[0] = static_cast<float>(survive);
     out.terminated[0] = terminated;
@@ -77,17 +77,6 @@ class InvertedPendulum final : public LocomotionTask {
   }
 
  private:
-  bool IsFinite(const mjData* d) const {
-    const mjModel* m = model();
-    for (int i = 0; i < m->nq; ++i) {
-      if (!std::isfinite(d->qpos[i])) return false;
-    }
-    for (int i = 0; i < m->nv; ++i) {
-      if (!std::isfinite(d->qvel[i])) return false;
-    }
-    return true;
-  }
-
   int reward_survive_;  // info offset
 };
 

@@ -1,10 +1,11 @@
 // Shared pieces of the single-robot locomotion tasks that mirror Gymnasium's
 // MuJoCo `*-v5` environments: their common keyword arguments, reset-noise
-// rule and observation helpers.
+// rule, observation helpers and position info fields.
 #pragma once
 
 #include <mujoco/mujoco.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,48 @@ inline std::vector<ParamSpec> LocomotionParams(const std::string& xml_file,
                            "drop the root's world x (and y) position from the observation"));
   return spec;
 }
+
+// np.clip(v, -limit, limit): a NaN stays NaN.
+inline double NpClip(double v, double limit) {
+  return v < -limit ? -limit : (v > limit ? limit : v);
+}
+
+// |a - b| for two 3-vectors (world positions).
+inline double Distance(const mjtNum* a, const mjtNum* b) {
+  mjtNum v[3];
+  mju_sub3(v, a, b);
+  return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+// The info fields of the root's position in the ground plane, reported on
+// reset and on every step: x_position and y_position (qpos[0], qpos[1]) and
+// distance_from_origin, the norm of the two.
+struct XYPositionInfo {
+  // Adds the three fields in that order (Ant, Swimmer).
+  void Add(InfoLayout& info) {
+    AddXY(info);
+    AddDistance(info);
+  }
+  // Adds them apart, for a task that reports other fields in between.
+  void AddXY(InfoLayout& info) {
+    x_position = info.AddAtReset("x_position");
+    y_position = info.AddAtReset("y_position");
+  }
+  void AddDistance(InfoLayout& info) {
+    distance_from_origin = info.AddAtReset("distance_from_origin");
+  }
+
+  void Write(const mjData* d, double* info) const {
+    info[x_position] = d->qpos[0];
+    info[y_position] = d->qpos[1];
+    if (distance_from_origin >= 0) {
+      info[distance_from_origin] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+    }
+  }
+
+  int x_position = -1, y_position = -1;  // info offsets
+  int distance_from_origin = -1;         // -1: not reported (HumanoidStandup)
+};
 
 class LocomotionTask : public Task {
  protected:
@@ -96,9 +139,28 @@ class LocomotionTask : public Task {
     return Simulate(model(), d, frame_skip_);
   }
 
+  // Every qpos and qvel finite (Gymnasium's np.isfinite(state_vector()).all()).
+  bool StateIsFinite(const mjData* d) const {
+    const mjModel* m = model();
+    for (int i = 0; i < m->nq; ++i) {
+      if (!std::isfinite(d->qpos[i])) return false;
+    }
+    for (int i = 0; i < m->nv; ++i) {
+      if (!std::isfinite(d->qvel[i])) return false;
+    }
+    return true;
+  }
+
   static float* Put(float* out, const mjtNum* values, int count) {
     for (int i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
     return out + count;
+  }
+
+  // qpos[skip:] (without the `skip` root positions the observation excludes),
+  // then qvel: the head of most observations. Returns the end.
+  float* PutQposQvel(float* obs, const mjData* d, int skip) const {
+    obs = Put(obs, d->qpos + skip, model()->nq - skip);
+    return Put(obs, d->qvel, model()->nv);
   }
 
   int frame_skip_ = 5;

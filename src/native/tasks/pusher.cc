@@ -32,12 +32,6 @@ Reset noise       arm at qpos0; object (slide y, slide x) ~ (U(-0.3, 0),
 ================  ==========================================================
 )";
 
-double Distance(const mjtNum* a, const mjtNum* b) {
-  mjtNum v[3];
-  mju_sub3(v, a, b);
-  return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-}
-
 class Pusher final : public LocomotionTask {
  public:
   explicit Pusher(const Params& p) : LocomotionTask(p) {

@@ -75,10 +75,7 @@ class Reacher final : public LocomotionTask {
   bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
     const bool stable = Advance(d, action);
     Observe(d, nullptr, out.obs);
-    mjtNum vec[3];
-    mju_sub3(vec, d->xpos + 3 * fingertip_, d->xpos + 3 * target_);
-    const double dist =
-        -std::sqrt(vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]) * dist_weight_;
+    const double dist = -Distance(d->xpos + 3 * fingertip_, d->xpos + 3 * target_) * dist_weight_;
     const double ctrl = -SumSquares(action, act_dim()) * ctrl_weight_;
     out.reward[0] = static_cast<float>(dist + ctrl);
     out.terminated[0] = false;

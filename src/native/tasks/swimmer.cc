@@ -4,8 +4,6 @@
 // the front tip, read from qpos[0:2] (the slide joints slider1, slider2), and
 // the default frame_skip is 4 (dt = 0.04 s). Swimmer-v5 has no
 // DEFAULT_CAMERA_CONFIG; our camera looks down on the pool from above.
-#include <cmath>
-
 #include "locomotion.h"
 
 namespace joltgym {
@@ -52,9 +50,7 @@ class Swimmer final : public LocomotionTask {
     SetDims(1, m->nq - skip_ + m->nv, m->nu);
     SetActionBoundsFromCtrlRange(0);
     InfoLayout& info = mutable_info();
-    x_position_ = info.AddAtReset("x_position");
-    y_position_ = info.AddAtReset("y_position");
-    distance_from_origin_ = info.AddAtReset("distance_from_origin");
+    position_.Add(info);
     x_velocity_ = info.Add("x_velocity");
     y_velocity_ = info.Add("y_velocity");
     reward_forward_ = info.Add("reward_forward");
@@ -71,7 +67,7 @@ class Swimmer final : public LocomotionTask {
   void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
-    WritePositionInfo(d, info);
+    position_.Write(d, info);
   }
 
   bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
@@ -85,7 +81,7 @@ class Swimmer final : public LocomotionTask {
     out.reward[0] = static_cast<float>(forward - ctrl_cost);
     out.terminated[0] = false;
     double* info = out.info;
-    WritePositionInfo(d, info);
+    position_.Write(d, info);
     info[x_velocity_] = x_velocity;
     info[y_velocity_] = y_velocity;
     info[reward_forward_] = forward;
@@ -94,24 +90,15 @@ class Swimmer final : public LocomotionTask {
   }
 
   void Observe(const mjData* d, const double*, float* obs) const override {
-    const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    Put(obs, d->qvel, m->nv);
+    PutQposQvel(obs, d, skip_);
   }
 
  private:
-  // Writes the fields that reset and step share.
-  void WritePositionInfo(const mjData* d, double* info) const {
-    info[x_position_] = d->qpos[0];
-    info[y_position_] = d->qpos[1];
-    info[distance_from_origin_] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
-  }
-
   double forward_weight_;
   double ctrl_weight_;
   int skip_;
-  int x_position_, y_position_, distance_from_origin_;  // info offsets
-  int x_velocity_, y_velocity_, reward_forward_, reward_ctrl_;
+  XYPositionInfo position_;
+  int x_velocity_, y_velocity_, reward_forward_, reward_ctrl_;  // info offsets
 };
 
 std::vector<ParamSpec> Spec() {

@@ -1,15 +1,8 @@
-// Walker2d: Gymnasium's Walker2d-v5, natively.
-//
-// Quirks kept from Gymnasium: unlike Hopper, health looks only at the torso
-// height and pitch (open intervals, a NaN counts as unhealthy), on the
-// unclipped state; the survive reward is `is_healthy * healthy_reward`, so
-// 0 * inf is NaN as there. The default model is walker2d_v5.xml (friction 1.9
-// on both feet). The model must start with the planar root rootx (slide),
-// rootz (slide), rooty (hinge) on its first body.
-#include <string>
-#include <utility>
-
-#include "locomotion.h"
+// Walker2d: Gymnasium's Walker2d-v5, natively: a planar walker (see
+// planar_walker.h for the step, observation and Gymnasium quirks it shares
+// with Hopper). Unlike Hopper, health looks only at the torso height and
+// pitch. The default model is walker2d_v5.xml (friction 1.9 on both feet).
+#include "planar_walker.h"
 
 namespace joltgym {
 namespace {
@@ -33,109 +26,9 @@ Reset noise       qpos + U(-s, s), qvel + U(-s, s), s = reset_noise_scale (0.005
 ================  ==========================================================
 )";
 
-// Clips an observed velocity to [-10, 10] like np.clip (a NaN stays NaN).
-double ClipVelocity(double v) { return v < -10.0 ? -10.0 : (v > 10.0 ? 10.0 : v); }
-
-class Walker2d final : public LocomotionTask {
+class Walker2d final : public PlanarWalker {
  public:
-  explicit Walker2d(const Params& p) : LocomotionTask(p) {
-    RequireRoot(mjJNT_SLIDE, "Walker2d");
-    RequirePlanarRoot();
-    const mjModel* m = model();
-    forward_weight_ = p.Float("forward_reward_weight");
-    ctrl_weight_ = p.Float("ctrl_cost_weight");
-    healthy_reward_ = p.Float("healthy_reward");
-    terminate_when_unhealthy_ = p.Bool("terminate_when_unhealthy");
-    healthy_z_ = p.Range("healthy_z_range");
-    healthy_angle_ = p.Range("healthy_angle_range");
-    skip_ = exclude_positions_ ? 1 : 0;
-    SetDims(1, m->nq - skip_ + m->nv, m->nu);
-    SetActionBoundsFromCtrlRange(0);
-    InfoLayout& info = mutable_info();
-    x_position_ = info.AddAtReset("x_position");
-    z_distance_from_origin_ = info.AddAtReset("z_distance_from_origin");
-    x_velocity_ = info.Add("x_velocity");
-    reward_forward_ = info.Add("reward_forward");
-    reward_ctrl_ = info.Add("reward_ctrl");
-    reward_survive_ = info.Add("reward_survive");
-    RenderCamera camera;  // side view following the torso (+x to the right), feet in view
-    camera.distance = 3.5;
-    camera.elevation = -20.0;
-    camera.azimuth = 90.0;
-    SetCamera(camera);
-  }
-
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
-    ResetWithNoise(d, rng, VelocityNoise::kUniform);
-    Observe(d, nullptr, obs);
-    WritePositionInfo(d, info);
-  }
-
-  bool Step(mjData* d, double*, const float* action, const StepOutput& out) const override {
-    const double x_before = d->qpos[0];
-    const bool stable = Advance(d, action);
-    const double x_velocity = (d->qpos[0] - x_before) / dt();
-    Observe(d, nullptr, out.obs);
-
-    const bool healthy = IsHealthy(d);
-    const double forward = forward_weight_ * x_velocity;
-    const double survive = (healthy ? 1.0 : 0.0) * healthy_reward_;
-    const double ctrl_cost = ctrl_weight_ * SumSquares(action, act_dim());
-    out.reward[0] = static_cast<float>((forward + survive) - ctrl_cost);
-    out.terminated[0] = !healthy && terminate_when_unhealthy_;
-    double* info = out.info;
-    WritePositionInfo(d, info);
-    info[x_velocity_] = x_velocity;
-    info[reward_forward_] = forward;
-    info[reward_ctrl_] = -ctrl_cost;
-    info[reward_survive_] = survive;
-    return stable;
-  }
-
-  void Observe(const mjData* d, const double*, float* obs) const override {
-    const mjModel* m = model();
-    obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    for (int i = 0; i < m->nv; ++i) *obs++ = static_cast<float>(ClipVelocity(d->qvel[i]));
-  }
-
- private:
-  // The task reads qpos[0] (x), qpos[1] (height) and qpos[2] (pitch).
-  void RequirePlanarRoot() const {
-    const mjModel* m = model();
-    const mjtJoint kRoot[3] = {mjJNT_SLIDE, mjJNT_SLIDE, mjJNT_HINGE};
-    bool ok = m->njnt >= 3;
-    for (int j = 0; ok && j < 3; ++j) ok = m->jnt_type[j] == kRoot[j] && m->jnt_bodyid[j] == 1;
-    if (ok) return;
-    static const char* const kNames[] = {"free", "ball", "slide", "hinge"};
-    std::string found;
-    for (int j = 0; j < 3 && j < m->njnt; ++j) {
-      const int type = m->jnt_type[j];
-      found += std::string(j ? ", " : "") + (type >= 0 && type < 4 ? kNames[type] : "unknown") +
-               " (body " + std::to_string(m->jnt_bodyid[j]) + ")";
-    }
-    throw BadValue(
-        "Walker2d model should start with a planar root on its first body: joints slide (x), "
-        "slide (z), hinge (pitch); got " +
-        (found.empty() ? std::string("no joints") : found));
-  }
-
-  bool IsHealthy(const mjData* d) const {
-    const double z = d->qpos[1], angle = d->qpos[2];
-    return healthy_z_.first < z && z < healthy_z_.second && healthy_angle_.first < angle &&
-           angle < healthy_angle_.second;
-  }
-
-  void WritePositionInfo(const mjData* d, double* info) const {
-    info[x_position_] = d->qpos[0];
-    info[z_distance_from_origin_] = d->qpos[1] - model()->qpos0[1];
-  }
-
-  double forward_weight_, ctrl_weight_, healthy_reward_;
-  bool terminate_when_unhealthy_;
-  std::pair<double, double> healthy_z_, healthy_angle_;
-  int skip_;
-  int x_position_, z_distance_from_origin_, x_velocity_, reward_forward_, reward_ctrl_,
-      reward_survive_;  // info offsets
+  explicit Walker2d(const Params& p) : PlanarWalker(p, "Walker2d") {}
 };
 
 std::vector<ParamSpec> Spec() {
