@@ -6,19 +6,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._paths import ROOT, with_interpreter_tools
+
 BUILD_DIR = ROOT / "build" / "native-bench"
 
 
 def raw_step_limit_binary() -> Path:
-    """Configures and builds the raw-engine limit program, returns its path."""
+    """Configures and builds the raw-engine limit program (with every task of the
+    native registry compiled in), returns its path."""
     binary = BUILD_DIR / "raw_step_limit"
+    env = with_interpreter_tools()
     subprocess.run(
         ["cmake", "-S", str(ROOT), "-B", str(BUILD_DIR), "-DCMAKE_BUILD_TYPE=Release",
          f"-DPython_EXECUTABLE={sys.executable}", "-DJOLTGYM_BUILD_PYTHON=OFF",
          "-DJOLTGYM_BUILD_NATIVE_TESTS=ON"],
-        check=True, stdout=subprocess.DEVNULL,
+        check=True, stdout=subprocess.DEVNULL, env=env,
     )
     subprocess.run(["cmake", "--build", str(BUILD_DIR), "--target", "raw_step_limit", "-j2"],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, env=env)
     return binary

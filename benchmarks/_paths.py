@@ -1,12 +1,13 @@
 """Import-path set-up shared by the benchmark suite's entry points.
 
-The suite runs from a source checkout (``python -m benchmarks.run`` with the
-repository root as the working directory), so the root is on ``sys.path`` and
-its ``joltgym_marl/`` folder, which holds no compiled extension in a regular
-(non-editable) install, would shadow the installed package. Moving the root to
-the end of ``sys.path`` lets an installed ``joltgym_marl`` win while
-``benchmarks`` stays importable from the checkout (an editable install maps the
-package to the checkout anyway).
+The suite measures the checkout it sits in: its scripts run from the clone's
+root (``python -m benchmarks.run``, ``python benchmarks/pool_vs_raw.py``) and
+import ``benchmarks`` and ``joltgym_marl`` from there, whatever the current
+directory or the way the script was started. The checkout's ``joltgym_marl``
+finds its compiled extension itself: built in place in its folder, or else the
+one of the installed distribution of the same version (see
+``joltgym_marl/_native.py``). An older copy installed into site-packages is
+therefore never measured in place of the code of the checkout.
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def prefer_installed_package() -> None:
+def use_checkout() -> None:
+    """Puts the clone's root first on ``sys.path`` (once)."""
     root = str(ROOT)
     kept = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != root]
-    sys.path[:] = [*kept, root]
+    sys.path[:] = [root, *kept]
+
+
+def with_interpreter_tools(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default ``os.environ``) with this interpreter's folder first on PATH:
+    the ``cmake`` of the test extra is installed there, which may not be on PATH."""
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
+    return env

@@ -8,19 +8,28 @@ it writes is a greeting: ``{"ok": true, "family": ..., "versions": ...}``, or
 ``{"ok": false, "missing": <package>, ...}`` when a peer library is not
 installed. Requests:
 
-* ``{"op": "measure", "contender": ..., "task": ..., "worlds": N, "threads": T,
-  "agents": A, "act_dim": D, "actions": FILE, "budget": s, "warmup": s, ...}``
-  runs the contender for ``budget`` seconds after a warm-up and answers
-  ``{"ok": true, "rate": steps/s, "steps": ..., "seconds": ...}``; ``rate``
-  counts env-steps (agent-steps for multi-agent games, ``A`` per world).
+* ``{"op": "available", "tasks": [spec, ...]}``: which of the tasks (each as
+  ``benchmarks._tasks.portable`` writes it) this family can run, and under
+  which id; answers ``{"ok": true, "available": {task: {"id": ...} or
+  {"reason": ...}}}``.
+* ``{"op": "measure", "contender": ..., "task": ..., "spec": {...}, "peer_id": ...,
+  "worlds": N, "threads": T, "agents": A, "act_dim": D, "actions": FILE,
+  "budget": s, "warmup": s, ...}`` runs the contender for ``budget`` seconds
+  after a warm-up and answers ``{"ok": true, "rate": steps/s, "steps": ...,
+  "seconds": ...}``; ``rate`` counts env-steps (agent-steps for multi-agent
+  games, ``A`` per world).
 * ``{"op": "memory", ...}`` (family ``memprobe``, one per fresh process):
   resident set before and after building ``N`` worlds of our vector env.
 * ``{"op": "quit"}``.
 
-Families keep peers optional and apart: ``ours`` (joltgym_marl's core, vector
-env and agent vector env; never imports MuJoCo's Python bindings, whose
+Nothing here names a task: every contender is built from the request's
+``spec`` (the registry's ids) and ``peer_id`` (the peer library's id of the
+task, from ``available``).
+
+Families keep peers optional and apart: ``ours`` (joltgym_marl's core, pool,
+vector env and agent vector env; never imports MuJoCo's Python bindings, whose
 profiling-timer callback slows every ``mj_step`` of the process), ``native``
-(the C++ limit programs), ``gymnasium`` (Gymnasium's ``*-v5`` envs),
+(the C++ limit program), ``gymnasium`` (Gymnasium's ``*-v5`` envs),
 ``mujoco_batch``, ``envpool`` and ``supersuit``. Every answer says whether
 ``mujoco`` is imported in the worker.
 """
@@ -39,16 +48,13 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._paths import prefer_installed_package  # noqa: E402
+from benchmarks._paths import use_checkout  # noqa: E402
 
-prefer_installed_package()
+use_checkout()
 
 import numpy as np  # noqa: E402
 
 ACTION_SETS = 16
-GYM_V5 = {"half_cheetah": "HalfCheetah-v5", "humanoid": "Humanoid-v5", "ant": "Ant-v5"}
-OURS_ID = {"half_cheetah": "joltgym_marl/HalfCheetah-v0", "humanoid": "joltgym_marl/Humanoid-v0",
-           "ant": "joltgym_marl/Ant-v0"}
 
 
 def load_actions(request: dict) -> np.ndarray:
@@ -127,16 +133,33 @@ def timed(step, budget: float, warmup: float, min_calls: int = 3) -> tuple[int, 
 
 
 class Family:
-    """A family of contenders; envs are built once and kept for later rounds."""
+    """A family of contenders; envs are built on first use and kept while the requests stay
+    on one task and world count (the suite asks every thread count and contender of one
+    configuration in a row), then closed: with every registered task at up to 256 worlds,
+    keeping them all would take gigabytes per worker, and every process that
+    AsyncVectorEnv or SuperSuit forks from the worker would start that large."""
 
     def __init__(self):
         self.cache: dict[tuple, object] = {}
+        self.scope: tuple | None = None
+
+    def enter(self, request: dict) -> None:
+        """Closes the cached envs when ``request`` moves to another task or world count."""
+        scope = (request.get("task"), request.get("worlds"))
+        if scope != self.scope:
+            self.close()
+            gc.collect()
+            self.scope = scope
 
     def env(self, key: tuple, make):
         env = self.cache.get(key)
         if env is None:
             env = self.cache[key] = make()
         return env
+
+    def available(self, tasks: list[dict]) -> dict:
+        """Per task name: ``{"id": ...}`` (the id this family runs it under) or ``{"reason": ...}``."""
+        return {spec["name"]: {"id": spec["name"]} for spec in tasks}
 
     def measure(self, request: dict) -> dict:
         raise NotImplementedError
@@ -156,39 +179,48 @@ class Family:
 
 
 class Ours(Family):
-    """joltgym_marl: ``core`` (one world), ``vector`` (make_vec), ``agent_vec`` (race rows)."""
+    """joltgym_marl: ``core`` (one ``*Core``), ``pool`` (``WorldPool.step_all``), ``vector``
+    (``gymnasium.make_vec``) for single-agent tasks; ``agent_vec`` (the game's ``vec_env``)."""
 
     def __init__(self):
         super().__init__()
         import gymnasium
 
         import joltgym_marl
-        from joltgym_marl import cheetah_race_v0
 
-        self.gymnasium, self.jm, self.race = gymnasium, joltgym_marl, cheetah_race_v0
+        self.gymnasium, self.jm = gymnasium, joltgym_marl
 
     def versions(self) -> dict:
         return {"joltgym_marl": self.jm.__version__}
 
     def measure(self, request: dict) -> dict:
-        contender, task = request["contender"], request["task"]
+        contender, spec = request["contender"], request["spec"]
         worlds, threads, agents = request["worlds"], request["threads"], request["agents"]
         actions = load_actions(request)
-        key = (contender, task, worlds, threads, agents)
+        key = (contender, spec["name"], worlds, threads, agents)
         if contender == "core":
-            cls = {"half_cheetah": self.jm.HalfCheetahCore, "humanoid": self.jm.HumanoidCore,
-                   "ant": self.jm.AntCore}[task]
-            core = self.env(key, cls)
+            core = self.env(key, self.jm.CORE_CLASSES[spec["name"]])
             core.reset(seed=0)
             step = episode_step(core, actions)
+        elif contender == "pool":
+            pool = self.env(key, lambda: self.jm.WorldPool(
+                spec["name"], worlds, num_threads=threads, max_episode_steps=spec["max_episode_steps"],
+                **spec["kwargs"]))
+            pool.reset_all(seed=0)  # world i seeded i, as in the limit program
+            sets = [np.ascontiguousarray(a) for a in actions]  # [worlds, agents, act_dim] each
+
+            def step(t):
+                pool.step_all(sets[t % ACTION_SETS])
+                return worlds * agents
         elif contender == "vector":
             env = self.env(key, lambda: self.gymnasium.make_vec(
-                OURS_ID[task], num_envs=worlds, vectorization_mode="vector_entry_point",
+                spec["env_id"], num_envs=worlds, vectorization_mode="vector_entry_point",
                 num_threads=threads))
             env.reset(seed=0)  # world i seeded i, as in the limit program
             step = vector_step(env, actions, worlds)
         elif contender == "agent_vec":
-            env = self.env(key, lambda: self.race.vec_env(worlds, num_agents=agents, num_threads=threads))
+            game = self.jm.MULTI_AGENT_ENVS[spec["module"]]
+            env = self.env(key, lambda: game.vec_env(worlds, num_threads=threads, **spec["kwargs"]))
             env.reset(seed=0)
             step = vector_step(env, actions, worlds * agents)
         else:
@@ -200,7 +232,7 @@ class Ours(Family):
 
 
 class Native(Family):
-    """``limit``: ``raw_step_limit --mode env`` (or its race build), no Python at all.
+    """``limit``: ``raw_step_limit --mode env``, no Python at all.
 
     The program takes a step count, not a time: the first request of a
     configuration calibrates it (runs growing until one lasts a tenth of the
@@ -215,8 +247,10 @@ class Native(Family):
         return {}
 
     def run(self, request: dict, steps: int) -> tuple[float, float]:
-        command = [request["binary"], "--task", request["binary_task"], "--worlds", str(request["worlds"]),
+        spec = request["spec"]
+        command = [request["binary"], "--task", spec["name"], "--worlds", str(request["worlds"]),
                    "--threads", str(request["threads"]), "--steps", str(steps), "--mode", "env",
+                   "--max-episode-steps", str(spec["max_episode_steps"]),
                    "--assets", request["assets"], "--actions", request["actions"]]
         for param in request.get("params", []):
             command += ["--param", param]
@@ -224,13 +258,16 @@ class Native(Family):
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.strip()}")
         out = json.loads(done.stdout)
+        if out.get("agents", request["agents"]) != request["agents"]:
+            raise RuntimeError(f"the limit program built {out['agents']} agents per world, "
+                               f"not {request['agents']}")
         return out["env_steps_per_sec"] * request["agents"], out["seconds"]
 
     def measure(self, request: dict) -> dict:
         if request["contender"] != "limit":
             raise ValueError(f"unknown contender {request['contender']!r} for family native")
         budget, worlds, agents = request["budget"], request["worlds"], request["agents"]
-        key = (request["binary"], request["binary_task"], tuple(request.get("params", [])), worlds,
+        key = (request["binary"], request["spec"]["name"], tuple(request.get("params", [])), worlds,
                request["threads"])
         rate = self.rates.get(key)
         if rate is None:
@@ -247,6 +284,22 @@ class Native(Family):
 
 
 # -- Gymnasium ------------------------------------------------------------------------------
+
+
+def gymnasium_ids(gymnasium, tasks: list[dict]) -> dict:
+    """Each single-agent task's Gymnasium reference env (``spec["reference_id"]``), if registered."""
+    out = {}
+    for spec in tasks:
+        ref = spec.get("reference_id")
+        if spec["kind"] != "single_agent":
+            out[spec["name"]] = {"reason": "a game (no Gymnasium env)"}
+        elif not ref:
+            out[spec["name"]] = {"reason": "the registry names no Gymnasium reference env"}
+        elif ref not in gymnasium.registry:
+            out[spec["name"]] = {"reason": f"Gymnasium {gymnasium.__version__} has no {ref}"}
+        else:
+            out[spec["name"]] = {"id": ref}
+    return out
 
 
 class Gym(Family):
@@ -269,20 +322,30 @@ class Gym(Family):
 
         return {"gymnasium": self.gymnasium.__version__, "mujoco": mujoco.__version__}
 
+    def close(self) -> None:
+        super().close()
+        self.async_key = None
+
+    def available(self, tasks: list[dict]) -> dict:
+        return gymnasium_ids(self.gymnasium, tasks)
+
     def measure(self, request: dict) -> dict:
         gym = self.gymnasium
-        contender, task, worlds = request["contender"], request["task"], request["worlds"]
+        contender, peer_id, worlds = request["contender"], request["peer_id"], request["worlds"]
         actions = load_actions(request)
         if contender == "gym_loop":
-            env = self.env((contender, task), lambda: gym.make(GYM_V5[task]))
+            env = self.env((contender, peer_id), lambda: gym.make(peer_id))
             env.reset(seed=0)
             step = episode_step(env, actions)
         elif contender in ("gym_sync", "gym_async"):
             mode = "sync" if contender == "gym_sync" else "async"
-            key = (contender, task, worlds)
+            key = (contender, peer_id, worlds)
             if mode == "async" and self.async_key not in (None, key):
-                self.cache.pop(self.async_key).close()
-            env = self.env(key, lambda: gym.make_vec(GYM_V5[task], num_envs=worlds, vectorization_mode=mode))
+                old = self.cache.pop(self.async_key, None)
+                self.async_key = None
+                if old is not None:
+                    old.close()
+            env = self.env(key, lambda: gym.make_vec(peer_id, num_envs=worlds, vectorization_mode=mode))
             if mode == "async":
                 self.async_key = key
             env.reset(seed=0)  # env i seeded i
@@ -296,7 +359,7 @@ class Gym(Family):
 
 
 class MujocoBatch(Family):
-    """``mj_batch``: ``mujoco.batch.Batch`` stepping, the env in NumPy (see _mj_batch_env)."""
+    """``mj_batch``: ``mujoco.batch.Batch`` stepping, a generic env in NumPy (see _mj_batch_env)."""
 
     def __init__(self):
         super().__init__()
@@ -310,11 +373,18 @@ class MujocoBatch(Family):
     def versions(self) -> dict:
         return {"mujoco": self.mujoco.__version__}
 
+    def available(self, tasks: list[dict]) -> dict:
+        import gymnasium
+
+        return gymnasium_ids(gymnasium, tasks)
+
     def measure(self, request: dict) -> dict:
         if request["contender"] != "mj_batch":
             raise ValueError(f"unknown contender {request['contender']!r} for family mujoco_batch")
-        task, worlds, threads = request["task"], request["worlds"], request["threads"]
-        env = self.env((task, worlds, threads), lambda: self.module.BatchEnv(task, worlds, threads))
+        peer_id, worlds, threads = request["peer_id"], request["worlds"], request["threads"]
+        limit = request["spec"]["max_episode_steps"]
+        env = self.env((peer_id, worlds, threads),
+                       lambda: self.module.BatchEnv(peer_id, worlds, threads, limit))
         env.reset(seed=0)
         return measured(vector_step(env, load_actions(request), worlds), request)
 
@@ -324,7 +394,11 @@ class MujocoBatch(Family):
 
 class EnvPool(Family):
     """``envpool_sync`` (batch_size = N, ``step``) and ``envpool_async``
-    (batch_size = max(1, N // 2), ``send``/``recv``), EnvPool's ``*-v5`` tasks."""
+    (batch_size = max(1, N // 2), ``send``/``recv``).
+
+    A task runs as EnvPool's MuJoCo env of the same title: ``<Title>-v5`` (the
+    version Gymnasium's reference has) where EnvPool has it, else ``<Title>-v4``.
+    """
 
     def __init__(self):
         super().__init__()
@@ -335,20 +409,37 @@ class EnvPool(Family):
     def versions(self) -> dict:
         return {"envpool": self.envpool.__version__}
 
+    def available(self, tasks: list[dict]) -> dict:
+        from envpool.registration import registry
+
+        known = set(self.envpool.list_all_envs())
+        out = {}
+        for spec in tasks:
+            if spec["kind"] != "single_agent":
+                out[spec["name"]] = {"reason": "a game (no EnvPool env)"}
+                continue
+            candidates = list(dict.fromkeys(filter(None, [spec.get("reference_id"), f"{spec['title']}-v4"])))
+            found = [c for c in candidates if c in known
+                     and str(registry.specs[c][0]).startswith("envpool.mujoco")]
+            out[spec["name"]] = ({"id": found[0]} if found else
+                                 {"reason": f"EnvPool {self.envpool.__version__} has no MuJoCo env "
+                                            f"{' or '.join(candidates)}"})
+        return out
+
     def measure(self, request: dict) -> dict:
-        contender, task = request["contender"], request["task"]
+        contender, peer_id = request["contender"], request["peer_id"]
         worlds, threads = request["worlds"], request["threads"]
         actions = load_actions(request)
-        key = (contender, task, worlds, threads)
+        key = (contender, peer_id, worlds, threads)
         if contender == "envpool_sync":
             env = self.env(key, lambda: self.envpool.make_gymnasium(
-                GYM_V5[task], num_envs=worlds, num_threads=threads, batch_size=worlds, seed=0))
+                peer_id, num_envs=worlds, num_threads=threads, batch_size=worlds, seed=0))
             env.reset()
             return measured(vector_step(env, actions, worlds), request)
         if contender == "envpool_async":
             batch = max(1, worlds // 2)
             env = self.env(key, lambda: self.envpool.make_gymnasium(
-                GYM_V5[task], num_envs=worlds, num_threads=threads, batch_size=batch, seed=0))
+                peer_id, num_envs=worlds, num_threads=threads, batch_size=batch, seed=0))
             env.async_reset()
             acts = batched(actions)
 
@@ -374,30 +465,34 @@ class EnvPool(Family):
 
 class SuperSuit(Family):
     """``supersuit_0`` / ``supersuit_T``: ``concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(
-    cheetah_race_v0.parallel_env(num_agents=A)), N, num_cpus=0 or T, base_class="gymnasium")``."""
+    <game>.parallel_env(**kwargs)), N, num_cpus=0 or T, base_class="gymnasium")``."""
 
     def __init__(self):
         super().__init__()
         import supersuit
 
-        from joltgym_marl import cheetah_race_v0
+        from joltgym_marl import MULTI_AGENT_ENVS
 
-        self.supersuit, self.race = supersuit, cheetah_race_v0
+        self.supersuit, self.games = supersuit, MULTI_AGENT_ENVS
 
     def versions(self) -> dict:
-        import supersuit
+        return {"supersuit": getattr(self.supersuit, "__version__", "?")}
 
-        return {"supersuit": getattr(supersuit, "__version__", "?")}
+    def available(self, tasks: list[dict]) -> dict:
+        return {spec["name"]: ({"id": spec["module"]} if spec["kind"] == "game"
+                               else {"reason": "not a PettingZoo game"}) for spec in tasks}
 
     def measure(self, request: dict) -> dict:
         ss = self.supersuit
-        contender, worlds = request["contender"], request["worlds"]
+        contender, worlds, spec = request["contender"], request["worlds"], request["spec"]
         threads, agents = request["threads"], request["agents"]
         if contender not in ("supersuit_0", "supersuit_T"):
             raise ValueError(f"unknown contender {contender!r} for family supersuit")
         cpus = 0 if contender == "supersuit_0" else threads
-        env = self.env((cpus, worlds, agents), lambda: ss.concat_vec_envs_v1(
-            ss.pettingzoo_env_to_vec_env_v1(self.race.parallel_env(num_agents=agents)),
+        game = self.games[spec["module"]]
+        kwargs = spec["kwargs"]
+        env = self.env((cpus, spec["name"], worlds, agents), lambda: ss.concat_vec_envs_v1(
+            ss.pettingzoo_env_to_vec_env_v1(game.parallel_env(**kwargs)),
             worlds, num_cpus=cpus, base_class="gymnasium"))
         env.reset(seed=0)  # world i seeded i
         return measured(vector_step(env, load_actions(request), worlds * agents), request)
@@ -415,25 +510,23 @@ class MemProbe(Family):
         import psutil
 
         import joltgym_marl
-        from joltgym_marl import cheetah_race_v0
 
-        self.gymnasium, self.psutil, self.race = gymnasium, psutil, cheetah_race_v0
-        self.jm = joltgym_marl
+        self.gymnasium, self.psutil, self.jm = gymnasium, psutil, joltgym_marl
 
     def versions(self) -> dict:
         return {"psutil": self.psutil.__version__}
 
     def memory(self, request: dict) -> dict:
-        task, worlds, threads, agents = request["task"], request["worlds"], request["threads"], request["agents"]
+        spec, worlds, threads = request["spec"], request["worlds"], request["threads"]
         process = self.psutil.Process()
         gc.collect()
         before = process.memory_info().rss
         start = time.perf_counter()
-        if task == "cheetah_race":
-            env = self.race.vec_env(worlds, num_agents=agents, num_threads=threads)
-            action = np.zeros((worlds * agents, env.single_action_space.shape[0]), np.float32)
+        if spec["kind"] == "game":
+            env = self.jm.MULTI_AGENT_ENVS[spec["module"]].vec_env(worlds, num_threads=threads, **spec["kwargs"])
+            action = np.zeros((env.num_envs, env.single_action_space.shape[0]), np.float32)
         else:
-            env = self.gymnasium.make_vec(OURS_ID[task], num_envs=worlds,
+            env = self.gymnasium.make_vec(spec["env_id"], num_envs=worlds,
                                           vectorization_mode="vector_entry_point", num_threads=threads)
             action = np.zeros(env.action_space.shape, np.float32)
         built = time.perf_counter()
@@ -483,8 +576,12 @@ def main() -> None:
             if request.get("op") == "quit":
                 break
             try:
+                if request.get("op") == "measure":
+                    family.enter(request)
                 if request.get("op") == "memory":
                     result = family.memory(request)
+                elif request.get("op") == "available":
+                    result = {"available": family.available(request["tasks"])}
                 else:
                     result = family.measure(request)
                 result["ok"] = True

@@ -1,22 +1,28 @@
 """The benchmark suite: joltgym_marl against the engine limit and what users would pick instead.
 
-    python -m benchmarks.run [--quick] [--out DIR] [--rounds R] [--budget S] [--skip-missing]
+    python -m benchmarks.run [--quick] [--only targets] [--out DIR] [--tasks ...] [--rounds R] ...
     python benchmarks/run.py ...
 
-Measures env-steps per second (agent-steps for the multi-agent race) of
-HalfCheetah, Humanoid, Ant and CheetahRace (4 agents) at 1, 8, 64 and 256
-worlds on 1 and 2 threads, for
+Measures env-steps per second (agent-steps for the multi-agent games) of every
+task of the native task registry (``joltgym_marl.registry.TASKS``: each
+single-agent robot and each game; a game with a ``num_agents`` parameter runs
+with ``--game-agents``, default 4) at 1, 8, 64 and 256 worlds on 1 and 2
+threads, for
 
 * ``limit``: the C++ ``raw_step_limit --mode env`` (the whole env step through
   the same World code, threads free-running, no Python), on the same
   pre-drawn actions (16 sets, cycled) as the Python contenders, world i seeded i;
-* ours: ``core`` (one ``*Core.step`` loop, 1 world), ``vector``
-  (``gymnasium.make_vec("joltgym_marl/<Robot>-v0", vectorization_mode="vector_entry_point")``)
-  and, for the race, ``agent_vec`` (``cheetah_race_v0.vec_env``);
-* the alternatives: ``gymnasium.make("<Robot>-v5")`` in a loop, Gymnasium's
-  ``SyncVectorEnv`` and ``AsyncVectorEnv`` (one process per world, so at most
-  64 worlds), ``mujoco.batch`` with the env written in NumPy, EnvPool (sync
-  and async), and for the race SuperSuit's ``concat_vec_envs_v1`` pipeline.
+* ours: ``core`` (one ``<Title>Core.step`` loop, 1 world), ``vector``
+  (``gymnasium.make_vec(spec.env_id, vectorization_mode="vector_entry_point")``),
+  ``pool`` (``WorldPool.step_all``, at the target size only) and, for games,
+  ``agent_vec`` (the game module's ``vec_env``);
+* the alternatives: ``gymnasium.make(spec.reference_id)`` in a loop,
+  Gymnasium's ``SyncVectorEnv`` and ``AsyncVectorEnv`` (one process per world,
+  so at most 64 worlds), ``mujoco.batch`` with a generic env in NumPy,
+  EnvPool (sync and async; its ``<Title>-v5``, else ``<Title>-v4``), and for
+  games SuperSuit's ``concat_vec_envs_v1`` pipeline. A peer that lacks a task
+  is recorded as not available for it (``results.json`` "unavailable", an
+  "n/a" row in ``results.md``), not as an error.
 
 Every contender family runs in its own long-lived worker process
 (``benchmarks/_worker.py``), so ours are measured in a process that has not
@@ -26,15 +32,26 @@ round) to run for a fixed time after a short warm-up. Reported: the median
 and min-max over rounds, and the ratio to the limit (the median over rounds
 of the ratio of the two measurements taken back to back).
 
+The target table: for every task, our vector env (agent vector env for a
+game) and ``WorldPool.step_all`` at 64 worlds and 2 threads against the limit
+measured back to back (goal: >= 0.95 for single-agent tasks), then the other
+goals (EnvPool, mujoco.batch, one-world core, SuperSuit). ``--only targets``
+measures just that table (limit, vector, pool, agent_vec at 64 worlds / 2
+threads, 5 rounds).
+
 Then how cost grows: memory per world and construction time of our vector
-env (a fresh process per size), and our HalfCheetah throughput from 1 to 1024
-worlds on 2 threads.
+env (a fresh process per size), and the throughput of the registry's first
+single-agent task (``--scaling-task``) from 1 to 1024 worlds on 2 threads.
 
 Writes ``results.json``, ``throughput.png``, ``scaling.png`` and
-``results.md`` into ``--out`` (default ``benchmarks/results``) and prints the
-Markdown. Exits 2 if a peer library is missing (unless ``--skip-missing``),
-1 if any measurement failed. ``--quick`` runs every contender once on small
-sizes in well under two minutes (the CI check).
+``results.md`` into ``--out`` and prints the Markdown. The default output is
+``runs/benchmarks/{full,quick,targets}/`` (untracked); the committed figures
+in ``benchmarks/results/`` are only written with ``--out benchmarks/results``.
+Exits 2 if a peer library is missing (unless ``--skip-missing``), 1 if any
+measurement failed. ``--quick`` measures every task's limit, core and vector
+(or agent vector) env on 1 and 8 worlds and every peer on the registry's first
+single-agent task and first game (``--peer-tasks``), with a tiny time budget:
+well under a minute (the CI check).
 """
 
 from __future__ import annotations
@@ -55,39 +72,40 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._paths import ROOT, prefer_installed_package  # noqa: E402
+from benchmarks._paths import ROOT, use_checkout  # noqa: E402
 
-prefer_installed_package()
+use_checkout()
 
 import numpy as np  # noqa: E402
 
 from benchmarks import _report  # noqa: E402
+from benchmarks._tasks import (  # noqa: E402
+    DEFAULT_GAME_AGENTS, GAMES, SINGLE_AGENT_TASKS, TASKS, game_kwargs, limit_params, portable)
 
-# (native task, label, agents per world)
-TASKS = [
-    ("half_cheetah", "HalfCheetah", 1),
-    ("humanoid", "Humanoid", 1),
-    ("ant", "Ant", 1),
-    ("cheetah_race", "CheetahRace", 4),
-]
-SINGLE_AGENT = ("half_cheetah", "humanoid", "ant")
 ASYNC_CAP = 64  # Gymnasium's AsyncVectorEnv starts one process per world
+TARGET_WORLDS, TARGET_THREADS = _report.TARGET_WORLDS, _report.TARGET_THREADS
+DEFAULT_OUT = ROOT / "runs" / "benchmarks"  # untracked (runs/ is in .gitignore)
+COMMITTED_OUT = ROOT / "benchmarks" / "results"
 
 # name: (worker family, label)
 CONTENDERS = {
     "limit": ("native", "limit: C++ raw_step_limit --mode env"),
     "core": ("ours", "ours: core (*Core.step loop)"),
     "vector": ("ours", "ours: vector env (WorldPool)"),
+    "pool": ("ours", "ours: WorldPool.step_all (no Gymnasium wrapper)"),
     "agent_vec": ("ours", "ours: agent vector env"),
     "gym_loop": ("gymnasium", "gymnasium.make(*-v5) loop"),
     "gym_sync": ("gymnasium", "Gymnasium SyncVectorEnv"),
     "gym_async": ("gymnasium", f"Gymnasium AsyncVectorEnv (<= {ASYNC_CAP} worlds)"),
-    "mj_batch": ("mujoco_batch", "mujoco.batch + NumPy env"),
+    "mj_batch": ("mujoco_batch", "mujoco.batch + generic NumPy env"),
     "envpool_sync": ("envpool", "EnvPool sync"),
     "envpool_async": ("envpool", "EnvPool async (batch N/2)"),
     "supersuit_0": ("supersuit", "SuperSuit num_cpus=0"),
     "supersuit_T": ("supersuit", "SuperSuit num_cpus=T"),
 }
+OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "agent_vec")
+GAME_CONTENDERS = ("limit", "agent_vec", "supersuit_0", "supersuit_T")
+TARGET_CONTENDERS = ("limit", "vector", "pool", "agent_vec")
 # Which package each worker family needs, for the message when it is missing.
 FAMILY_PACKAGES = {
     "ours": "joltgym_marl", "native": "cmake and a C++17 compiler", "gymnasium": "gymnasium[mujoco]",
@@ -96,16 +114,22 @@ FAMILY_PACKAGES = {
 }
 
 
-def applies(contender: str, task: str, worlds: int) -> bool:
+def applies(contender: str, spec, worlds: int, threads: int, target: tuple[int, int]) -> bool:
+    """Whether ``contender`` has a figure for ``spec`` at ``worlds`` and ``threads``
+    (``target``: the (worlds, threads) of the target table)."""
     if contender == "limit":
         return True
-    if task not in SINGLE_AGENT:
-        return contender in ("agent_vec", "supersuit_0", "supersuit_T")
+    if spec.is_game:
+        return contender in GAME_CONTENDERS
+    if contender in GAME_CONTENDERS:
+        return False
     if contender in ("core", "gym_loop"):
         return worlds == 1
     if contender == "gym_async":
         return worlds <= ASYNC_CAP
-    return contender in ("vector", "gym_sync", "mj_batch", "envpool_sync", "envpool_async")
+    if contender == "pool":
+        return (worlds, threads) == target
+    return True
 
 
 # -- worker processes -------------------------------------------------------------------------
@@ -210,15 +234,20 @@ def machine_info() -> dict:
             "python": platform.python_version(), "platform": platform.platform(), "versions": versions}
 
 
-def task_specs() -> tuple[dict, str]:
-    """Agents, action size and bounds of each task (from the native pool itself), and the asset folder."""
+def task_specs(names: list[str], game_agents: int | None) -> tuple[dict, str]:
+    """Per task: its registry entry, the keyword arguments it is built with, and its agents,
+    action size and bounds (from the native pool itself); and the asset folder."""
     import joltgym_marl
 
     specs = {}
-    for task, label, agents in TASKS:
-        kwargs = {"num_agents": agents} if task == "cheetah_race" else {}
-        with joltgym_marl.WorldPool(task, 1, num_threads=1, **kwargs) as pool:
-            specs[task] = {"label": label, "agents": pool.num_agents, "act_dim": pool.act_dim,
+    for name in names:
+        spec = TASKS[name]
+        kwargs = game_kwargs(spec, game_agents)
+        with joltgym_marl.WorldPool(name, 1, num_threads=1, **kwargs) as pool:
+            agents = pool.num_agents
+            specs[name] = {"spec": spec, "kwargs": kwargs, "portable": portable(spec, kwargs),
+                           "label": spec.title, "kind": spec.kind, "agents": agents,
+                           "act_dim": pool.act_dim,
                            "low": np.asarray(pool.action_low, np.float32),
                            "high": np.asarray(pool.action_high, np.float32)}
     return specs, str(joltgym_marl.ASSET_DIR)
@@ -247,10 +276,6 @@ class Actions:
 
 
 def build_limits() -> dict:
-    # cmake from pip (the test extra) sits next to the interpreter, which may not be on PATH.
-    beside = Path(sys.executable).parent
-    if (beside / "cmake").exists():
-        os.environ["PATH"] = os.pathsep.join([str(beside), os.environ.get("PATH", "")])
     from benchmarks._native_build import raw_step_limit_binary
 
     return {"raw_step_limit": str(raw_step_limit_binary())}
@@ -269,6 +294,10 @@ class Suite:
         self.errors: list[dict] = []
         self.skipped: dict[str, str] = {}
         self.versions: dict[str, dict] = {}
+        # (family, task) -> the peer's id of the task, or None with a reason in `unavailable`.
+        self.peer_ids: dict[tuple[str, str], str | None] = {}
+        self.unavailable_reasons: dict[tuple[str, str], str] = {}
+        self.unavailable: list[dict] = []
 
     def progress(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -304,6 +333,36 @@ class Suite:
             self.skipped[family] = reason
             self.progress(f"skipping the {family} contenders: {reason}")
 
+    def query_availability(self, tasks: list[str]) -> None:
+        """Asks each peer family which tasks it has, and under which id."""
+        portable_specs = [self.specs[t]["portable"] for t in tasks]
+        for family, worker in list(self.workers.items()):
+            try:
+                answer = worker.ask({"op": "available", "tasks": portable_specs}, timeout=300)
+            except WorkerError as error:
+                answer = {"ok": False, "error": str(error)}
+            if not answer.get("ok"):
+                raise fail(f"the {family} worker could not list its tasks: {answer.get('error')}")
+            for task, entry in answer["available"].items():
+                self.peer_ids[(family, task)] = entry.get("id")
+                if entry.get("id") is None:
+                    self.unavailable_reasons[(family, task)] = entry.get("reason", "not available")
+
+    def runnable(self, contender: str, task: str) -> bool:
+        """The contender's family is running and has the task (else it is recorded as unavailable)."""
+        family = CONTENDERS[contender][0]
+        if family not in self.workers:
+            return False
+        if self.peer_ids.get((family, task)) is not None:
+            return True
+        reason = self.unavailable_reasons.get((family, task), "not available")
+        if not any(u["task"] == task and u["contender"] == contender for u in self.unavailable):
+            self.unavailable.append({"task": task, "task_label": self.specs[task]["label"],
+                                     "contender": contender, "label": CONTENDERS[contender][1],
+                                     "family": family, "reason": reason})
+            self.progress(f"  {contender} not available for {task}: {reason}")
+        return False
+
     def measure(self, contender: str, config: dict, request: dict) -> float | None:
         family = CONTENDERS[contender][0]
         worker = self.workers.get(family)
@@ -333,20 +392,22 @@ class Suite:
 
     def request(self, contender: str, task: str, worlds: int, threads: int) -> dict:
         spec = self.specs[task]
-        request = {"op": "measure", "contender": contender, "task": task, "worlds": worlds,
+        family = CONTENDERS[contender][0]
+        request = {"op": "measure", "contender": contender, "task": task, "spec": spec["portable"],
+                   "peer_id": self.peer_ids.get((family, task)), "worlds": worlds,
                    "threads": threads, "agents": spec["agents"], "act_dim": spec["act_dim"],
                    "actions": self.actions.file(task, worlds), "budget": self.args.budget,
                    "warmup": self.args.warmup}
         if contender == "limit":
-            params = [f"num_agents={spec['agents']}"] if task == "cheetah_race" else []
-            request.update(binary=self.binaries["raw_step_limit"], binary_task=task, params=params)
-            request["assets"] = self.asset_dir
+            request.update(binary=self.binaries["raw_step_limit"], params=limit_params(spec["kwargs"]),
+                           assets=self.asset_dir)
         return request
 
     def throughput_rounds(self, configs: list[tuple], title: str) -> dict:
         """``configs``: (task, worlds, threads, [contenders]). Returns samples per key, by round."""
         samples: dict[tuple, list] = {}
         rounds = self.args.rounds
+        width = max(len(t) for t, *_ in configs) if configs else 12
         for r in range(rounds):
             started = time.perf_counter()
             for task, worlds, threads, contenders in configs:
@@ -357,7 +418,7 @@ class Suite:
                     rate = self.measure(contender, config, self.request(contender, task, worlds, threads))
                     samples.setdefault((task, contender, worlds, threads), [None] * rounds)[r] = rate
                     shown = "failed" if rate is None else f"{rate:,.0f}/s"
-                    self.progress(f"[{title} {r + 1}/{rounds}] {task:<12} {worlds:>5}w {threads}t "
+                    self.progress(f"[{title} {r + 1}/{rounds}] {task:<{width}} {worlds:>5}w {threads}t "
                                   f"{contender:<14} {shown}")
             self.progress(f"[{title}] round {r + 1}/{rounds} took {time.perf_counter() - started:.0f} s")
         return samples
@@ -371,7 +432,8 @@ class Suite:
                     hello = worker.greet()
                     if not hello.get("ok"):
                         raise WorkerError(hello.get("error", "memprobe worker failed to start"))
-                    answer = worker.ask({"op": "memory", "task": task, "worlds": worlds, "threads": threads,
+                    answer = worker.ask({"op": "memory", "task": task, "spec": self.specs[task]["portable"],
+                                         "worlds": worlds, "threads": threads,
                                          "agents": self.specs[task]["agents"]}, timeout=600)
                 except WorkerError as error:
                     answer = {"ok": False, "error": str(error)}
@@ -391,98 +453,168 @@ class Suite:
                               f"built in {answer['construct_seconds'] * 1000:,.1f} ms")
         return rows
 
+    def target_size(self) -> tuple[int, int]:
+        """The (worlds, threads) of the target table: 64 and 2, or the nearest measured."""
+        worlds, threads = self.args.worlds, self.args.threads
+        at = TARGET_WORLDS if TARGET_WORLDS in worlds else max([w for w in worlds if w <= TARGET_WORLDS]
+                                                                or worlds)
+        th = TARGET_THREADS if TARGET_THREADS in threads else max(threads)
+        return at, th
+
     def run(self) -> dict:
         args = self.args
         started = time.time()
-        self.progress("building the C++ limit programs ...")
+        self.progress("building the C++ limit program ...")
         try:
             self.binaries = build_limits()
         except (subprocess.CalledProcessError, RuntimeError, FileNotFoundError) as error:
-            raise fail(f"could not build the C++ limit programs "
+            raise fail(f"could not build the C++ limit program "
                        f"(needs cmake and a C++17 compiler): {error}") from None
-        self.specs, self.asset_dir = task_specs()
+        tasks = list(args.tasks)
+        scaling_task = args.scaling_task if args.scaling_worlds else None
+        needed = list(dict.fromkeys([*tasks, *([scaling_task] if scaling_task else [])]))
+        self.specs, self.asset_dir = task_specs(needed, args.game_agents)
         tmp = tempfile.TemporaryDirectory(prefix="joltgym_bench_")
         self.actions = Actions(self.specs, Path(tmp.name))
+        target = self.target_size()
 
-        tasks = [t for t, _, _ in TASKS if t in args.tasks]
         contenders = [c for c in CONTENDERS if c in args.contenders]
-        families = sorted({CONTENDERS[c][0] for c in contenders
-                           if any(applies(c, t, w) for t in tasks for w in args.worlds)} | {"ours", "native"})
+        peer_tasks = set(args.peer_tasks)
+
+        def wanted(contender: str, task: str) -> bool:
+            return contender in OURS_AND_LIMIT or task in peer_tasks
+
+        families = sorted({CONTENDERS[c][0] for c in contenders for t in tasks
+                           if wanted(c, t) and any(applies(c, TASKS[t], w, th, target)
+                                                   for w in args.worlds for th in args.threads)}
+                          | {"ours", "native"})
         self.progress(f"starting workers: {', '.join(families)}")
         self.start_workers(families)
+        self.query_availability(needed)
 
         configs = []
         for task in tasks:
             for worlds in args.worlds:
                 for threads in args.threads:
-                    listed = [c for c in contenders if applies(c, task, worlds)
-                              and CONTENDERS[c][0] in self.workers]
+                    listed = [c for c in contenders if wanted(c, task)
+                              and applies(c, TASKS[task], worlds, threads, target) and self.runnable(c, task)]
                     configs.append((task, worlds, threads, listed))
         grid = self.throughput_rounds(configs, "throughput")
 
-        scaling_configs = [("half_cheetah", worlds, 2, ["limit", "vector"]) for worlds in args.scaling_worlds]
-        scaling = self.throughput_rounds(scaling_configs, "scaling") if args.scaling_worlds else {}
-        memory = self.memory(tasks, args.memory_worlds, threads=2) if args.memory_worlds else []
+        scaling = {}
+        if scaling_task:
+            ours = "agent_vec" if TASKS[scaling_task].is_game else "vector"
+            scaling_configs = [(scaling_task, worlds, 2, ["limit", ours]) for worlds in args.scaling_worlds]
+            scaling = self.throughput_rounds(scaling_configs, "scaling")
+        memory = self.memory(args.memory_tasks, args.memory_worlds, threads=2) if args.memory_worlds else []
 
         for worker in self.workers.values():
             worker.close()
         tmp.cleanup()
 
-        settings = {"quick": args.quick, "rounds": args.rounds, "budget_seconds": args.budget,
+        settings = {"quick": args.quick, "only": args.only, "rounds": args.rounds, "budget_seconds": args.budget,
                     "warmup_seconds": args.warmup, "worlds": args.worlds, "threads": args.threads,
-                    "scaling_worlds": args.scaling_worlds, "memory_worlds": args.memory_worlds,
-                    "async_cap": ASYNC_CAP}
+                    "tasks": tasks, "peer_tasks": [t for t in tasks if t in peer_tasks],
+                    "game_agents": args.game_agents, "scaling_task": scaling_task,
+                    "scaling_worlds": args.scaling_worlds, "memory_tasks": args.memory_tasks,
+                    "memory_worlds": args.memory_worlds, "async_cap": ASYNC_CAP,
+                    "target_worlds": target[0], "target_threads": target[1]}
+        peer_ids = {f"{family}:{task}": pid for (family, task), pid in sorted(self.peer_ids.items())
+                    if family not in ("ours", "native")}
+        task_info = [{"name": name, "label": s["label"], "kind": s["kind"], "agents": s["agents"],
+                      "kwargs": s["kwargs"], "env_id": s["spec"].env_id, "reference_id": s["spec"].reference_id}
+                     for name, s in self.specs.items()]
         return _report.assemble(
-            grid=grid, scaling=scaling, memory=memory, tasks=TASKS, contenders=CONTENDERS,
-            machine=self.machine, settings=settings, worker_versions=self.versions,
-            errors=self.errors, skipped=self.skipped, started=started, duration=time.time() - started)
+            grid=grid, scaling=scaling, memory=memory, tasks=task_info, contenders=CONTENDERS,
+            machine=self.machine, settings=settings, worker_versions=self.versions, peer_ids=peer_ids,
+            unavailable=self.unavailable, errors=self.errors, skipped=self.skipped, started=started,
+            duration=time.time() - started)
+
+
+def default_out(quick: bool, only: str | None) -> Path:
+    """Where a run writes without ``--out``: an untracked folder per kind of run."""
+    return DEFAULT_OUT / ("targets" if only == "targets" else "quick" if quick else "full")
 
 
 def parse_args(argv=None):
+    names = list(TASKS)
+    first_single = SINGLE_AGENT_TASKS[0].name if SINGLE_AGENT_TASKS else None
+    peers_quick = [s.name for s in (SINGLE_AGENT_TASKS[:1] + GAMES[:1])]
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="every contender once on small sizes (1 and 8 worlds), tiny time budget")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
-                        help="output directory (default: benchmarks/results)")
-    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
+                        help="every task's limit, core and vector env on 1 and 8 worlds, every peer on "
+                             f"{' and '.join(peers_quick) or 'the first task of each kind'}; tiny time budget")
+    parser.add_argument("--only", choices=["targets"],
+                        help="targets: only the target table (limit, vector, pool, agent_vec at "
+                             f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory)")
+    parser.add_argument("--out", type=Path,
+                        help="output directory (default: runs/benchmarks/full, .../quick or .../targets, "
+                             "untracked; the committed results are written only with --out benchmarks/results)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1; --only targets 5)")
     parser.add_argument("--budget", type=float, help="seconds per measurement (default 0.5; quick 0.05)")
     parser.add_argument("--warmup", type=float, help="warm-up seconds per measurement (default 0.1; quick 0.01)")
-    parser.add_argument("--worlds", type=int, nargs="+", help="world counts (default 1 8 64 256; quick 1 8)")
-    parser.add_argument("--threads", type=int, nargs="+", help="thread counts (default 1 2)")
-    parser.add_argument("--tasks", nargs="+", choices=[t for t, _, _ in TASKS], help="tasks (default all)")
-    parser.add_argument("--contenders", nargs="+", choices=list(CONTENDERS), help="contenders (default all)")
+    parser.add_argument("--worlds", type=int, nargs="+",
+                        help=f"world counts (default 1 8 64 256; quick 1 8; --only targets {TARGET_WORLDS})")
+    parser.add_argument("--threads", type=int, nargs="+",
+                        help=f"thread counts (default 1 2; --only targets {TARGET_THREADS})")
+    parser.add_argument("--tasks", nargs="+", choices=names, metavar="TASK",
+                        help=f"tasks of the native registry (default: all): {', '.join(names)}")
+    parser.add_argument("--peer-tasks", nargs="*", choices=names, metavar="TASK",
+                        help="tasks the peers (Gymnasium, mujoco.batch, EnvPool, SuperSuit) run on "
+                             f"(default: all; quick: {' '.join(peers_quick)})")
+    parser.add_argument("--contenders", nargs="+", choices=list(CONTENDERS), metavar="NAME",
+                        help=f"contenders (default all): {', '.join(CONTENDERS)}")
+    parser.add_argument("--game-agents", type=int, default=DEFAULT_GAME_AGENTS,
+                        help="agents per world of the games that take num_agents (default %(default)s)")
+    parser.add_argument("--scaling-task", choices=names, default=first_single, metavar="TASK",
+                        help="the task of the 2-thread scaling run (default: the registry's first "
+                             "single-agent task, %(default)s)")
     parser.add_argument("--scaling-worlds", type=int, nargs="*",
-                        help="HalfCheetah 2-thread throughput sizes (default 1 4 16 64 256 1024; quick 1 4 16)")
+                        help="scaling-run sizes (default 1 4 16 64 256 1024; quick 1 4 16)")
+    parser.add_argument("--memory-tasks", nargs="*", choices=names, metavar="TASK",
+                        help="memory/construction tasks (default: --tasks; quick: the --peer-tasks)")
     parser.add_argument("--memory-worlds", type=int, nargs="*",
                         help="memory/construction sizes (default 1 64 512 4096; quick 1 64)")
     parser.add_argument("--skip-missing", action="store_true",
                         help="run without the contenders whose peer library is not installed")
     args = parser.parse_args(argv)
-    quick = args.quick
+    quick, targets_only = args.quick, args.only == "targets"
     defaults = {
-        "rounds": 1 if quick else 3,
+        "rounds": 5 if targets_only else 1 if quick else 3,
         "budget": 0.05 if quick else 0.5,
         "warmup": 0.01 if quick else 0.1,
-        "worlds": [1, 8] if quick else [1, 8, 64, 256],
-        "threads": [1, 2],
-        "tasks": [t for t, _, _ in TASKS],
-        "contenders": list(CONTENDERS),
-        "scaling_worlds": [1, 4, 16] if quick else [1, 4, 16, 64, 256, 1024],
-        "memory_worlds": [1, 64] if quick else [1, 64, 512, 4096],
+        "worlds": [TARGET_WORLDS] if targets_only else [1, 8] if quick else [1, 8, 64, 256],
+        "threads": [TARGET_THREADS] if targets_only else [1, 2],
+        "tasks": names,
+        "contenders": list(TARGET_CONTENDERS) if targets_only else list(CONTENDERS),
+        "scaling_worlds": [] if targets_only else [1, 4, 16] if quick else [1, 4, 16, 64, 256, 1024],
+        "memory_worlds": [] if targets_only else [1, 64] if quick else [1, 64, 512, 4096],
     }
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.peer_tasks is None:
+        args.peer_tasks = [t for t in peers_quick if t in args.tasks] if quick else list(args.tasks)
+    if args.memory_tasks is None:
+        args.memory_tasks = list(args.peer_tasks) if quick else list(args.tasks)
     if args.rounds < 1 or args.budget <= 0 or args.warmup < 0:
         parser.error("--rounds should be >= 1, --budget > 0 and --warmup >= 0")
+    if min(args.worlds) < 1 or min(args.threads) < 1 or args.game_agents < 1:
+        parser.error("--worlds, --threads and --game-agents should be >= 1")
+    if args.scaling_worlds and args.scaling_task is None:
+        parser.error("no single-agent task is registered: pass --scaling-task or --scaling-worlds with no size")
     if "limit" not in args.contenders:
         args.contenders = ["limit", *args.contenders]
+    if args.out is None:
+        args.out = default_out(quick, args.only)
     return args
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     out = args.out.resolve()
+    if out == COMMITTED_OUT.resolve():
+        print(f"writing the committed results in {out} (asked for with --out)", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     suite = Suite(args, out)
     suite.machine = machine_info()
@@ -492,6 +624,7 @@ def main(argv=None) -> int:
     markdown = _report.markdown(results)
     (out / "results.md").write_text(markdown)
     print(markdown)
+    print(f"wrote {out}", file=sys.stderr)
     if results["errors"]:
         print(f"{len(results['errors'])} measurement(s) failed; see results.json and {out / 'logs'}",
               file=sys.stderr)
