@@ -79,7 +79,7 @@ class Reacher final : public LocomotionTask {
     mju_sub3(vec, d->xpos + 3 * fingertip_, d->xpos + 3 * target_);
     const double dist =
         -std::sqrt(vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]) * dist_weight_;
-    const double ctrl = -SumSquares(action, act_dim()) * ctrl_weight_;
+    const double ctrl = -Float32ControlCost(ctrl_weight_, action, act_dim());
     out.reward[0] = static_cast<float>(dist + ctrl);
     out.terminated[0] = false;
     double* info = out.info;
