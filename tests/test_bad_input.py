@@ -723,9 +723,11 @@ def test_bad_seeds_for_gymnasium_envs(vec_envs):
 
 def test_large_seeds_are_accepted():
     core = HalfCheetahCore()
-    # Any non-negative int; the low 64 bits are used.
-    assert_array_equal(core.reset(seed=2**64 + 5)[0], core.reset(seed=5)[0])
-    core.reset(seed=np.uint64(2**64 - 1))
+    # Any non-negative int, every bit of it (as NumPy's SeedSequence takes it):
+    # 2**64 + 5 is not 5.
+    assert not np.array_equal(core.reset(seed=2**64 + 5)[0], core.reset(seed=5)[0])
+    assert_array_equal(core.reset(seed=np.uint64(2**64 - 1))[0], core.reset(seed=2**64 - 1)[0])
+    core.reset(seed=2**1000 + 1)
 
 
 @pytest.mark.parametrize("seeds, exc, message", [

@@ -42,5 +42,5 @@ def test_native_core_under_asan_and_ubsan():
                          capture_output=True, text=True)
     output = ran.stdout + ran.stderr
     assert ran.returncode == 0, output[-6000:]
-    assert "native: 6 passed, 0 failed" in output, output[-3000:]
+    assert "native: 7 passed, 0 failed" in output, output[-3000:]
     assert "runtime error" not in output and "AddressSanitizer" not in output

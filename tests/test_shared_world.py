@@ -129,10 +129,9 @@ class Reference:
         for k in range(self.n):
             velocity = (self.x(k) - before[k]) / self.dt
             forward = self.forward_weight * velocity
-            sq = 0.0
-            for a in actions[k]:
-                sq += float(a) * float(a)
-            ctrl_cost = self.ctrl_weight * sq
+            # HalfCheetah-v5's control cost, as NumPy computes it for a float32
+            # action (float32 throughout).
+            ctrl_cost = float(self.ctrl_weight * np.sum(np.square(actions[k])))
             bonus = self.finish_bonus if k == winner else 0.0
             rewards.append(np.float32(forward - ctrl_cost + bonus))
             infos.append(dict(x_position=self.x(k), rank=self.rank(k), x_velocity=velocity,
@@ -324,7 +323,8 @@ def test_overlapping_agents_touch_on_the_shared_track(tmp_path):
     qpos[ROBOT_NQ] = qpos[0] + 1.5  # agent 1's rootx: world x = -1.5 + rootx = agent 0's x
     world.set_state(qpos, qvel)
     ref = Reference(world, tmp_path, start_positions("shared_track", 2))
-    assert ref.x(0) == ref.x(1)
+    # Equal up to the rounding of (x + 1.5) - 1.5, which depends on the reset noise.
+    assert ref.x(0) == pytest.approx(ref.x(1), abs=1e-15)
     assert ref.inter_agent_contacts() > 0, ref.contact_pairs()
 
 

@@ -57,12 +57,15 @@ class NativeMujocoEnv(Reconstructible, gym.Env):
         return self._core
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Starts an episode. The reset noise is drawn natively from the numbers
+        Gymnasium's env draws from ``np_random``: ``reset(seed=s)`` and the
+        unseeded resets after it give the initial states of Gymnasium's ``-v5``
+        env seeded ``s``. The first reset without a seed seeds both from fresh
+        entropy, as Gymnasium does (``np_random_seed`` is that entropy)."""
         self._check_open()
-        super().reset(seed=seed)
         if seed is None and not getattr(self, "_seeded", False):
-            # First reset without a seed: draw one from Gymnasium's seeding so
-            # that np_random and the native world agree on being random.
-            seed = int(self.np_random.integers(2**63 - 1))
+            seed = np.random.SeedSequence().entropy
+        super().reset(seed=seed)
         if seed is not None:
             self._seeded = True
         return self._core.reset(seed=seed)

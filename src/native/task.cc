@@ -74,4 +74,37 @@ const TaskInfo& TaskRegistry::Find(const std::string& name) const {
   return it->second;
 }
 
+namespace {
+
+// np.sum of `n` float32 squares: sequential below eight values, eight
+// interleaved accumulators up to 128, halves (cut at a multiple of eight)
+// beyond.
+float NumpySumSquaresFloat32(const float* x, int n) {
+  if (n < 8) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) sum += x[i] * x[i];
+    return sum;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; ++j) r[j] = x[j] * x[j];
+    int i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += x[i + j] * x[i + j];
+    }
+    float sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += x[i] * x[i];
+    return sum;
+  }
+  int half = n / 2;
+  half -= half % 8;
+  return NumpySumSquaresFloat32(x, half) + NumpySumSquaresFloat32(x + half, n - half);
+}
+
+}  // namespace
+
+double Float32ControlCost(double weight, const float* action, int count) {
+  return static_cast<double>(static_cast<float>(weight) * NumpySumSquaresFloat32(action, count));
+}
+
 }  // namespace joltgym

@@ -177,6 +177,13 @@ inline double SumSquares(const float* values, int count) {
   return sum;
 }
 
+// Gymnasium's control cost `weight * np.sum(np.square(action))` of a float32
+// action, operation for operation: NumPy squares and sums in float32 (its
+// pairwise summation: eight interleaved accumulators from eight values on)
+// and multiplies by the weight rounded to float32. Bit for bit, so that our
+// float32 reward is Gymnasium's float64 reward rounded to float32.
+double Float32ControlCost(double weight, const float* action, int count);
+
 // Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
 // that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's
 // MujocoEnv does. Returns false if MuJoCo warned about bad qpos/qvel/qacc.

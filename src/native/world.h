@@ -21,6 +21,8 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
+  // Seeds the world's reset noise as Gymnasium seeds an env's np_random.
+  void Seed(const SeedWords& seed) { rng_.Seed(seed); }
   void Seed(std::uint64_t seed) { rng_.Seed(seed); }
 
   // Starts an episode: writes [num_agents, obs_dim] obs and the reset info.

@@ -39,15 +39,15 @@ void WorldPool::ResetWorld(int i) {
   needs_reset_[i] = 0;
 }
 
-void WorldPool::ResetAll(bool reseed, std::uint64_t seed) {
-  auto body = [this, reseed, seed](int i) {
-    if (reseed) worlds_[i]->Seed(seed + static_cast<std::uint64_t>(i));
+void WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
+  auto body = [this, reseed, &seed](int i) {
+    if (reseed) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
     ResetWorld(i);
   };
   threads_.ParallelFor(num_envs(), body);
 }
 
-void WorldPool::ResetOne(int index, bool reseed, std::uint64_t seed) {
+void WorldPool::ResetOne(int index, bool reseed, const SeedWords& seed) {
   if (reseed) worlds_[index]->Seed(seed);
   ResetWorld(index);
 }

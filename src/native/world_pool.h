@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "buffers.h"
+#include "rng.h"
 #include "task.h"
 #include "thread_pool.h"
 #include "world.h"
@@ -32,10 +33,11 @@ class WorldPool {
   void Bind(const PoolBuffers& buffers) { buffers_ = buffers; }
 
   // Resets every world; with `reseed`, first seeds world i with seed + i
-  // (otherwise each world's random stream continues).
-  void ResetAll(bool reseed, std::uint64_t seed);
+  // (otherwise each world's random stream continues), as Gymnasium's
+  // SyncVectorEnv seeds its envs.
+  void ResetAll(bool reseed, const SeedWords& seed);
   // Resets world `index`; reseeds it with `seed` if `reseed`.
-  void ResetOne(int index, bool reseed, std::uint64_t seed);
+  void ResetOne(int index, bool reseed, const SeedWords& seed);
   // One step of every world, actions [num_envs, num_agents, act_dim].
   void StepAll(const float* actions);
 

@@ -18,10 +18,10 @@ std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kw
 
 py::dict CopyDict(const py::dict& d) { return py::reinterpret_steal<py::dict>(PyDict_Copy(d.ptr())); }
 
-std::uint64_t SeedOrRandom(const py::object& seed) {
-  if (seed.is_none()) {
+SeedWords SeedOrRandom(const py::object& seed) {
+  if (seed.is_none()) {  // as SeedSequence(None): 128 bits of entropy
     std::random_device device;
-    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    return SeedWords{device(), device(), device(), device()};
   }
   if (py::isinstance<py::bool_>(seed) || !py::isinstance<py::int_>(seed)) {
     if (!py::isinstance(seed, py::module_::import("numpy").attr("integer")) ||
@@ -35,8 +35,17 @@ std::uint64_t SeedOrRandom(const py::object& seed) {
     throw py::value_error("seed should be a non-negative int, got " +
                           py::repr(seed).cast<std::string>());
   }
-  // Seeds of any size are accepted; the low 64 bits are used.
-  return py::int_(value & py::int_(0xFFFFFFFFFFFFFFFFULL)).cast<std::uint64_t>();
+  // Seeds of any size, every bit of them: little-endian 32-bit words.
+  const auto bits = value.attr("bit_length")().cast<size_t>();
+  const size_t num_words = bits == 0 ? 1 : (bits + 31) / 32;
+  const std::string bytes = value.attr("to_bytes")(4 * num_words, "little").cast<std::string>();
+  SeedWords words(num_words);
+  for (size_t i = 0; i < num_words; ++i) {
+    const auto* b = reinterpret_cast<const unsigned char*>(bytes.data()) + 4 * i;
+    words[i] = static_cast<std::uint32_t>(b[0]) | static_cast<std::uint32_t>(b[1]) << 8 |
+               static_cast<std::uint32_t>(b[2]) << 16 | static_cast<std::uint32_t>(b[3]) << 24;
+  }
+  return words;
 }
 
 int LimitOrZero(py::handle value, const char* what, long minimum) {

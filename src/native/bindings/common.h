@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../rng.h"
 #include "../task.h"
 #include "../world.h"
 
@@ -25,8 +26,9 @@ std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kw
 // A shallow copy (py::dict(other) would alias the same dict).
 py::dict CopyDict(const py::dict& d);
 
-// The seed a user passed (a non-negative int), or a random one for None.
-std::uint64_t SeedOrRandom(const py::object& seed);
+// The seed a user passed (a non-negative int of any size, as Gymnasium and
+// NumPy's SeedSequence take it), or 128 bits of fresh entropy for None.
+SeedWords SeedOrRandom(const py::object& seed);
 
 // An optional step/episode limit: None -> 0 (never), else an int >= minimum.
 int LimitOrZero(py::handle value, const char* what, long minimum);

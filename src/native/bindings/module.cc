@@ -2,13 +2,15 @@
 //
 // One file a concept: registry_binding (the task registry, named constants,
 // the info decoder), world_binding (one world: SingleAgentCore and
-// MultiAgentEnv), pool_binding (WorldPool). Every argument is validated
-// before the GIL is released; the worker threads never see a Python object.
+// MultiAgentEnv), pool_binding (WorldPool), rng_binding (test hooks of the
+// per-world generator). Every argument is validated before the GIL is
+// released; the worker threads never see a Python object.
 #include <pybind11/pybind11.h>
 
 #include "../errors.h"
 #include "pool_binding.h"
 #include "registry_binding.h"
+#include "rng_binding.h"
 #include "world_binding.h"
 
 namespace py = pybind11;
@@ -22,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
   joltgym::bindings::DefineRegistry(m);
   joltgym::bindings::DefineWorlds(m);
   joltgym::bindings::DefinePool(m);
+  joltgym::bindings::DefineRng(m);
 }

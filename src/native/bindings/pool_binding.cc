@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "../errors.h"
 #include "../world_pool.h"
@@ -58,6 +59,7 @@ class PyWorldPool {
                              static_cast<py::array*>(&unstable_), static_cast<py::array*>(&elapsed_)}) {
       std::memset(array->mutable_data(), 0, array->nbytes());
     }
+    seeded_.assign(static_cast<size_t>(n), 0);
     {
       py::gil_scoped_release release;
       pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
@@ -76,31 +78,46 @@ class PyWorldPool {
     pool_->Bind(b);
   }
 
-  // reset_all(seed=None) continues each world's random stream once the pool
-  // has been seeded (as Gymnasium's vector envs and SuperSuit do); the first
-  // reset without a seed draws one.
+  // reset_all(seed=s) seeds world i with s + i (as Gymnasium's SyncVectorEnv
+  // seeds its envs); reset_all(seed=None) continues each world's random
+  // stream once that world has been seeded (as Gymnasium's vector envs and
+  // SuperSuit do), and seeds a world never seeded from fresh entropy.
   py::array ResetAll(const py::object& seed) {
-    const bool reseed = !seed.is_none() || !seeded_;
-    const std::uint64_t base = reseed ? SeedOrRandom(seed) : 0;
+    const bool reseed = !seed.is_none();
+    std::vector<int> fresh;  // worlds never seeded, for seed=None
+    if (!reseed) {
+      for (int i = 0; i < static_cast<int>(seeded_.size()); ++i) {
+        if (!seeded_[i]) fresh.push_back(i);
+      }
+    }
+    const SeedWords base = reseed || !fresh.empty() ? SeedOrRandom(seed) : SeedWords{};
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_) pool_->ResetAll(reseed, base);
+      if (pool_) {
+        for (const int i : fresh) {
+          pool_->world(i).Seed(SeedPlus(base, static_cast<std::uint64_t>(i)));
+        }
+        pool_->ResetAll(reseed, base);
+      }
     }
     Open();
-    seeded_ = true;
+    std::fill(seeded_.begin(), seeded_.end(), 1);
     return obs_;
   }
 
+  // reset_one(i, seed=s) seeds world i with s; with seed=None it continues the
+  // world's stream, or seeds it from fresh entropy if it was never seeded.
   py::array ResetOne(py::handle index, const py::object& seed) {
     const int i = CheckIndex(index);
-    const bool reseed = !seed.is_none();
-    const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    const bool reseed = !seed.is_none() || !seeded_[i];
+    const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
       Open().ResetOne(i, reseed, s);
     }
+    seeded_[i] = 1;
     return obs_[py::int_(i)];
   }
 
@@ -245,7 +262,7 @@ class PyWorldPool {
   py::dict kwargs_;
   int max_episode_steps_ = 0;
   std::string autoreset_mode_;
-  bool seeded_ = false;
+  std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
   std::unique_ptr<WorldPool> pool_;
   std::mutex mutex_;
   py::array_t<float> obs_, final_obs_, reward_;

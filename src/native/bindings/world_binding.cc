@@ -42,7 +42,7 @@ class PyWorld {
   // first reset without a seed draws one.
   void Reset(const py::object& seed, const py::object& options) {
     const bool reseed = !seed.is_none() || !seeded_;
-    const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
     ApplyOptions(*task_, options, {world_->scratch()});
     if (reseed) {
       world_->Seed(s);

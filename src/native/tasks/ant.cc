@@ -79,7 +79,7 @@ class Ant final : public LocomotionTask {
     const bool healthy = IsHealthy(d);
     const double forward = x_velocity * forward_weight_;
     const double survive = healthy ? healthy_reward_ : 0.0;
-    const double ctrl_cost = ctrl_weight_ * SumSquares(action, act_dim());
+    const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
     const double contact_cost = contact_weight_ * ClippedContactSumSquares(d);
     out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
     out.terminated[0] = !healthy && terminate_when_unhealthy_;

@@ -135,8 +135,7 @@ class CheetahRace final : public Task {
       const double x = X(d, k);
       const double velocity = (x - before[k]) / dt();
       const double forward = forward_weight_ * velocity;
-      const double sq = SumSquares(actions + k * robot_nu_, robot_nu_);
-      const double ctrl_cost = ctrl_weight_ * sq;
+      const double ctrl_cost = Float32ControlCost(ctrl_weight_, actions + k * robot_nu_, robot_nu_);
       const double bonus = k == winner ? finish_bonus_ : 0.0;
       out.reward[k] = static_cast<float>(forward - ctrl_cost + bonus);
       out.terminated[k] = winner >= 0;

@@ -48,7 +48,7 @@ class HalfCheetah final : public LocomotionTask {
     const double x_velocity = (x_after - x_before) / dt();
     Observe(d, nullptr, out.obs);
     const double forward = forward_weight_ * x_velocity;
-    const double ctrl_cost = ctrl_weight_ * SumSquares(action, act_dim());
+    const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
     out.reward[0] = static_cast<float>(forward - ctrl_cost);
     out.terminated[0] = false;
     double* info = out.info;

@@ -34,7 +34,7 @@ class PlanarWalker : public LocomotionTask {
     const bool healthy = IsHealthy(d);
     const double forward = forward_weight_ * x_velocity;
     const double survive = (healthy ? 1.0 : 0.0) * healthy_reward_;
-    const double ctrl_cost = ctrl_weight_ * SumSquares(action, act_dim());
+    const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
     out.reward[0] = static_cast<float>((forward + survive) - ctrl_cost);
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;

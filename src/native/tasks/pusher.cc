@@ -91,7 +91,7 @@ class Pusher final : public LocomotionTask {
     const mjtNum* object = d->xpos + 3 * object_;
     const double near = -Distance(object, d->xpos + 3 * tips_) * near_weight_;
     const double dist = -Distance(object, d->xpos + 3 * goal_) * dist_weight_;
-    const double ctrl = -SumSquares(action, act_dim()) * ctrl_weight_;
+    const double ctrl = -Float32ControlCost(ctrl_weight_, action, act_dim());
     out.reward[0] = static_cast<float>(dist + ctrl + near);
     out.terminated[0] = false;
     double* info = out.info;

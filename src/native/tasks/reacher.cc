@@ -76,7 +76,7 @@ class Reacher final : public LocomotionTask {
     const bool stable = Advance(d, action);
     Observe(d, nullptr, out.obs);
     const double dist = -Distance(d->xpos + 3 * fingertip_, d->xpos + 3 * target_) * dist_weight_;
-    const double ctrl = -SumSquares(action, act_dim()) * ctrl_weight_;
+    const double ctrl = -Float32ControlCost(ctrl_weight_, action, act_dim());
     out.reward[0] = static_cast<float>(dist + ctrl);
     out.terminated[0] = false;
     double* info = out.info;

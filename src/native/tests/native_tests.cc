@@ -128,7 +128,7 @@ std::vector<float> PoolRollout(const std::string& name, int n, int threads, Auto
   WorldPool pool(task, n, threads, 20, mode);
   Buffers buffers(*task, n);
   pool.Bind(buffers.View());
-  pool.ResetAll(true, seed);
+  pool.ResetAll(true, joltgym::SeedFromU64(seed));
   joltgym::Rng rng(99);
   std::vector<float> trace;
   for (int t = 0; t < steps; ++t) {
@@ -163,7 +163,7 @@ void TestNextStepAutoreset() {
   WorldPool pool(task, 2, 2, 3, AutoresetMode::kNextStep);
   Buffers b(*task, 2);
   pool.Bind(b.View());
-  pool.ResetAll(true, 1);
+  pool.ResetAll(true, joltgym::SeedFromU64(1));
   std::vector<float> act(2 * task->act_dim(), 0.0f);
   for (int t = 1; t <= 3; ++t) {
     pool.StepAll(act.data());
@@ -180,11 +180,31 @@ void TestSameStepAutoreset() {
   WorldPool pool(task, 2, 2, 3, AutoresetMode::kSameStep);
   Buffers b(*task, 2);
   pool.Bind(b.View());
-  pool.ResetAll(true, 1);
+  pool.ResetAll(true, joltgym::SeedFromU64(1));
   std::vector<float> act(2 * task->act_dim(), 0.5f);
   for (int t = 1; t <= 3; ++t) pool.StepAll(act.data());
   CHECK(b.reset_kind[0] == 2 && b.truncated[0]);
   CHECK(std::memcmp(b.final_obs.data(), b.obs.data(), sizeof(float) * task->obs_dim()) != 0);
+}
+
+// A few values NumPy gives (np.random.PCG64(seed).random_raw(),
+// np.random.default_rng(42).uniform / standard_normal); the Python tests
+// compare thousands more.
+void TestRngMatchesNumPy() {
+  joltgym::Rng rng(0);
+  CHECK(rng.NextU64() == 0xa30febcfd9c2825fULL);
+  CHECK(rng.NextU64() == 0x4510bdf882d9d721ULL);
+  CHECK(rng.NextU64() == 0x0a7d3da94ecde8b8ULL);
+  rng.Seed(joltgym::SeedPlus(joltgym::SeedFromU64(0xffffffffffffffffULL), 6));  // 2**64 + 5
+  CHECK(rng.NextU64() == 0xbe1ed79de3d6074eULL);
+  CHECK(rng.NextU64() == 0x64197d17923f1721ULL);
+  rng.Seed(42);
+  CHECK(rng.Uniform(-0.1, 0.1) == 0.05479120971119267);
+  CHECK(rng.StandardNormal() == -1.0399841062404955);
+  CHECK(rng.StandardNormal() == 0.7504511958064572);
+  CHECK((joltgym::SeedPlus({0xffffffffu, 0xffffffffu}, 1) == joltgym::SeedWords{0, 0, 1}));
+  CHECK((joltgym::SeedPlus({7}, 0) == joltgym::SeedWords{7}));
+  CHECK((joltgym::SeedFromU64(0) == joltgym::SeedWords{0}));
 }
 
 void TestModelErrors() {
@@ -228,6 +248,7 @@ int main() {
       {"pool_is_deterministic_across_thread_counts", TestPoolIsDeterministicAcrossThreadCounts},
       {"next_step_autoreset", TestNextStepAutoreset},
       {"same_step_autoreset", TestSameStepAutoreset},
+      {"rng_matches_numpy", TestRngMatchesNumPy},
       {"model_errors", TestModelErrors},
   };
   int passed = 0, failed = 0;
