@@ -22,6 +22,7 @@ from numpy.testing import assert_array_equal
 
 import joltgym_marl
 from conftest import CORES, GYM_IDS, SINGLE_TASKS
+from joltgym_marl.registry import TASKS
 
 from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore, WorldPool
 CHEETAH_PARAMS = ("xml_file, frame_skip, reset_noise_scale, exclude_current_positions_from_observation, "
@@ -515,6 +516,20 @@ BAD_KWARGS = [
     ("ant", {"main_body": 99}, ValueError, "main_body should be a body index in [0, 14) or a body name, got 99"),
     ("ant", {"main_body": -1}, ValueError, "main_body should be a body index in [0, 14) or a body name, got -1"),
     ("ant", {"main_body": "nope"}, ValueError, "model has no body named 'nope'"),
+    # Real values are bounded (params.h: |x| <= 1e6; a range's low end may be -inf, its high end +inf).
+    ("half_cheetah", {"ctrl_cost_weight": 1e308}, ValueError,
+     "ctrl_cost_weight should be in [-1e+06, 1e+06], got 1e+308"),
+    ("half_cheetah", {"forward_reward_weight": -1000001}, ValueError,
+     "forward_reward_weight should be in [-1e+06, 1e+06], got -1000001"),
+    ("ant", {"reset_noise_scale": 1e308}, ValueError, "reset_noise_scale should be in [-1e+06, 1e+06], got 1e+308"),
+    ("hopper", {"healthy_z_range": (0.7, 1e7)}, ValueError,
+     "healthy_z_range[1] should be in [-1e+06, 1e+06] or inf, got 10000000.0"),
+    ("hopper", {"healthy_z_range": (0.7, float("-inf"))}, ValueError,
+     "healthy_z_range[1] should be in [-1e+06, 1e+06] or inf, got -inf"),
+    ("humanoid", {"healthy_z_range": (float("inf"), float("inf"))}, ValueError,
+     "healthy_z_range[0] should be -inf or in [-1e+06, 1e+06], got inf"),
+    ("ant", {"contact_force_range": (-1e308, 1.0)}, ValueError,
+     "contact_force_range[0] should be -inf or in [-1e+06, 1e+06], got -1e+308"),
 ]
 
 
@@ -543,6 +558,102 @@ def test_good_keyword_values_are_accepted():
     HumanoidCore(healthy_z_range=(1.0, 1.0), terminate_when_unhealthy=False)
     HalfCheetahCore(frame_skip=np.int64(2), ctrl_cost_weight=np.float32(0.5))
     HalfCheetahCore(exclude_current_positions_from_observation=np.bool_(False))
+
+
+# Gymnasium's own infinite defaults stay accepted.
+INFINITE_RANGES = [("hopper", "healthy_z_range", (0.7, np.inf)), ("humanoid", "contact_cost_range", (-np.inf, 10.0)),
+                   ("humanoid_standup", "impact_cost_range", (-np.inf, 10.0))]
+
+
+@pytest.mark.parametrize("task, name, value", INFINITE_RANGES)
+def test_infinite_range_ends_are_accepted(task, name, value):
+    assert TASKS[task].defaults()[name] == value
+    CORES[task](**{name: value})
+    CORES[task](**{name: (-np.inf, np.inf)})
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_every_default_is_within_its_bounds(task):
+    """Every parameter given explicitly at its default is accepted (no task declares a
+    default outside its own bounds)."""
+    spec = TASKS[task]
+    if spec.is_game:
+        joltgym_marl.MultiAgentEnv(task, **spec.defaults())
+    else:
+        CORES[task](**spec.defaults())
+
+
+MAX_REAL_PARAM = 1e6  # params.h: kMaxRealParam
+
+
+def _extreme_values(kind):
+    """±1e308 and the largest accepted magnitudes, and for ranges their pairs with infinities."""
+    big, top, inf = 1e308, MAX_REAL_PARAM, np.inf
+    if kind in ("float", "optional_float"):
+        return [big, -big, top, -top, 0.0]
+    return [(-big, big), (big, big), (-big, -big), (-big, 0.0), (0.0, big), (-top, top), (top, top),
+            (-top, -top), (-inf, inf), (-inf, -top), (top, inf), (inf, inf), (-inf, -inf)]
+
+
+def _finite_rollout(spec, kwargs, steps=20):
+    """Resets, and takes `steps` random steps (resetting when an episode ends); True when
+    every observation and reward was finite."""
+    rng = np.random.default_rng(0)
+    if spec.is_game:
+        env = joltgym_marl.MultiAgentEnv(spec.name, **kwargs)
+        outputs = [env.reset(seed=0)[0]]
+        for _ in range(steps):
+            actions = rng.uniform(env.action_low, env.action_high, (env.num_agents, env.act_dim))
+            obs, rewards, terminations, truncations, _, _ = env.step(actions.astype(np.float32))
+            outputs += [obs, rewards]
+            if terminations.any() or truncations.any():
+                outputs.append(env.reset()[0])
+    else:
+        env = CORES[spec.name](**kwargs)
+        outputs = [env.reset(seed=0)[0]]
+        for _ in range(steps):
+            obs, reward, terminated, truncated, _ = env.step(
+                rng.uniform(env.action_low, env.action_high).astype(np.float32))
+            outputs += [obs, np.float64(reward)]
+            if terminated or truncated:
+                outputs.append(env.reset()[0])
+    return all(np.isfinite(x).all() for x in outputs)
+
+
+REAL_PARAMS = [pytest.param(spec, p, id=f"{spec.name}-{p.name}") for spec in TASKS.values()
+               for p in spec.params if p.kind in ("float", "optional_float", "range")]
+
+
+@pytest.mark.parametrize("spec, param", REAL_PARAMS)
+def test_extreme_real_keywords_are_rejected_or_give_finite_results(spec, param):
+    """Every real-valued keyword of every task at ±1e308, at the documented bound and
+    with infinite range ends: either a ValueError naming the parameter (and the value),
+    or an env whose reset and 20 random steps give finite observations and rewards.
+    (±1e308 weights, scales and ranges used to be accepted and give inf/NaN.)"""
+    accepted = []
+    for value in _extreme_values(param.kind):
+        try:
+            finite = _finite_rollout(spec, {param.name: value})
+        except ValueError as e:
+            # (Some tasks' own checks name two parameters: "lane_spacing and start_spacing should be > 0".)
+            assert param.name in str(e), e
+            continue
+        assert finite, f"{spec.name}({param.name}={value!r}) gave a non-finite observation or reward"
+        accepted.append(value)
+    assert not any(v in accepted for v in ([1e308, -1e308] if param.kind != "range" else
+                                           [(-1e308, 1e308), (1e308, 1e308), (-1e308, -1e308)]))
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in TASKS.values() if s.is_game])
+def test_episode_options_have_the_keyword_bounds(spec):
+    world = joltgym_marl.MultiAgentEnv(spec.name)
+    world.reset(seed=0)
+    for option in world.episode_options:
+        for value, shown in [(1e308, "1e+308"), (-2e6, "-2000000.0")]:
+            with pytest.raises(ValueError, match=lit(f"option '{option}' should be in [-1e+06, 1e+06], "
+                                                     f"got {shown}") + "$"):
+                world.reset(seed=0, options={option: value})
+        world.reset(seed=0, options={option: MAX_REAL_PARAM})
 
 
 # -- pool construction -----------------------------------------------------------------------

@@ -494,14 +494,16 @@ STEP_CASES = [
     pytest.param(_with("cheetah_0", None), TypeError,
                  "action of cheetah_0 should have a floating-point dtype (float32 or float64), got object",
                  id="none-action"),
-    pytest.param(_nan_at("cheetah_1", 4), ValueError, "actions should be finite, got nan at index (1, 4)",
+    pytest.param(_nan_at("cheetah_1", 4), ValueError, "action of cheetah_1 should be finite, got nan at index (4,)",
                  id="nan"),
     pytest.param(_nan_at("cheetah_2", 0, np.inf, np.float64), ValueError,
-                 "actions should be finite, got inf at index (2, 0)", id="inf-float64"),
+                 "action of cheetah_2 should be finite, got inf at index (0,)", id="inf-float64"),
     pytest.param(_nan_at("cheetah_0", 5, -np.inf), ValueError,
-                 "actions should be finite, got -inf at index (0, 5)", id="minus-inf"),
+                 "action of cheetah_0 should be finite, got -inf at index (5,)", id="minus-inf"),
     pytest.param(lambda good: _nan_at("cheetah_2", 0)(_nan_at("cheetah_1", 3)(good)), ValueError,
-                 "actions should be finite, got nan at index (1, 3)", id="first-nan-reported"),
+                 "action of cheetah_1 should be finite, got nan at index (3,)", id="first-nan-reported"),
+    pytest.param(_with("cheetah_1", [[0.0] * 6, [0.0] * 5]), TypeError,
+                 "action of cheetah_1 should be a float32 array of shape (6,), got list", id="ragged-action"),
     pytest.param(lambda good: list(good.values()), TypeError,
                  "actions should be a dict of agent name -> action, got list", id="list-of-actions"),
     pytest.param(lambda good: np.stack(list(good.values())), TypeError,
@@ -541,7 +543,7 @@ def test_parallel_step_rejects_float64_beyond_float32_range_like_the_native_step
     env, twin = race_pair
     good = random_actions(env, np.random.default_rng(1))
     snap = snapshot(env)
-    expected = f"actions should be finite, got {shown} at index (1, 2) (out of float32 range)"
+    expected = f"action of cheetah_1 should be finite, got {shown} at index (2,) (out of float32 range)"
     with pytest.raises(ValueError, match=re.escape(expected)):
         env.step(_nan_at("cheetah_1", 2, value, np.float64)(good))
     assert_unchanged(env, snap)
@@ -630,7 +632,7 @@ def test_aec_step_before_reset():
     (np.zeros(6, np.int32), TypeError,
      "action of cheetah_2 should have a floating-point dtype (float32 or float64), got int32"),
     (np.array([0, 0, np.nan, 0, 0, 0], np.float32), ValueError,
-     "actions should be finite, got nan at index (2, 2)"),
+     "action of cheetah_2 should be finite, got nan at index (2,)"),
 ], ids=["shape", "dtype", "nan"])
 def test_aec_rejects_a_bad_last_action_and_leaves_the_world_unchanged(bad, exc, message):
     env, twin = aec_pair()
@@ -656,16 +658,23 @@ def test_aec_rejects_a_bad_last_action_and_leaves_the_world_unchanged(bad, exc, 
     assert_array_equal(aec_world(env).get_state()[0], aec_world(twin).get_state()[0])
 
 
-def test_aec_non_finite_first_action_is_reported_when_the_cycle_completes():
-    env, _ = aec_pair()
-    env.step(np.array([0, 0, 0, np.inf, 0, 0], np.float32))
-    env.step(np.zeros(6, np.float32))
+def test_aec_non_finite_first_action_is_rejected_when_given():
+    """The call that gives a bad action raises; PettingZoo's wrapper never stores it
+    (it used to be reported only when the cycle completed, and stayed stored, failing
+    every later cycle until reset())."""
+    env, twin = aec_pair()
     world = aec_world(env)
     qpos, _ = world.get_state()
-    with pytest.raises(ValueError, match=re.escape("actions should be finite, got inf at index (0, 3)")):
+    with pytest.raises(ValueError, match=re.escape("action of cheetah_0 should be finite, got inf at index (3,)")):
+        env.step(np.array([0, 0, 0, np.inf, 0, 0], np.float32))
+    assert env.agent_selection == "cheetah_0"
+    for _ in range(3):
         env.step(np.zeros(6, np.float32))
-    assert_array_equal(world.get_state()[0], qpos)
-    assert world.elapsed_steps == 0
+        twin.step(np.zeros(6, np.float32))
+    assert world.elapsed_steps == 1
+    assert not np.array_equal(world.get_state()[0], qpos)
+    assert_array_equal(world.get_state()[0], aec_world(twin).get_state()[0])
+    assert_same_data(env.last(), twin.last())
 
 
 def test_aec_after_the_episode_ended():
@@ -696,6 +705,87 @@ def test_aec_after_the_episode_ended():
     env.reset(seed=1)
     twin.reset(seed=1)
     assert_same_data(env.last(), twin.last())
+
+
+# -- bad input: one bad action, in every game ---------------------------------------------------
+
+BAD_VALUES = [
+    pytest.param(np.nan, np.float32, "nan", "", id="nan"),
+    pytest.param(np.inf, np.float32, "inf", "", id="inf"),
+    pytest.param(-np.inf, np.float64, "-inf", "", id="minus-inf-float64"),
+    pytest.param(1e300, np.float64, "1e+300", " (out of float32 range)", id="beyond-float32"),
+]
+
+
+def _sample(space, rng) -> np.ndarray:
+    return rng.uniform(space.low, space.high).astype(np.float32)
+
+
+def _spoil(action, value, dtype, index) -> np.ndarray:
+    bad = action.astype(dtype)
+    bad[index] = value
+    return bad
+
+
+@pytest.mark.parametrize("value, dtype, shown, note", BAD_VALUES)
+@pytest.mark.parametrize("name, module", NAMED_MODULES)
+def test_aec_bad_action_is_rejected_when_given_and_never_kept(name, module, value, dtype, shown, note):
+    """Agents step in turn and one agent's action is bad: that call raises (naming
+    the agent and the value), the world is unchanged, the same agent is still to act,
+    and its good action then completes the cycle exactly as in an untouched twin,
+    cycle after cycle. (The AEC env used to store the bad action and fail every
+    later cycle until reset().) Each agent of the cycle is the bad one in turn."""
+    env, twin = module.env(), module.env()
+    env.reset(seed=0)
+    twin.reset(seed=0)
+    world = aec_world(env)
+    space = env.action_space(env.possible_agents[0])
+    rng = np.random.default_rng(0)
+    for cycle, bad_agent in enumerate(env.possible_agents * 2):
+        index = cycle % space.shape[0]
+        for agent in env.possible_agents:
+            assert env.agent_selection == twin.agent_selection == agent
+            good = _sample(space, rng)
+            if agent == bad_agent:
+                qpos, qvel = world.get_state()
+                steps = world.elapsed_steps
+                message = f"action of {agent} should be finite, got {shown} at index ({index},){note}"
+                with pytest.raises(ValueError, match=re.escape(message) + "$"):
+                    env.step(_spoil(good, value, dtype, index))
+                assert env.agent_selection == agent
+                assert_array_equal(world.get_state()[0], qpos)
+                assert_array_equal(world.get_state()[1], qvel)
+                assert world.elapsed_steps == steps
+            given = good.copy()
+            env.step(given)
+            given[:] = np.nan  # what the env keeps is its own checked copy
+            twin.step(good)
+        assert world.elapsed_steps == aec_world(twin).elapsed_steps == cycle + 1
+        for a, b in zip(world.get_state(), aec_world(twin).get_state()):
+            assert_array_equal(a, b)
+        for agent in env.possible_agents:
+            assert_same_data(env.observe(agent), twin.observe(agent))
+        assert_same_data(env.last(), twin.last())
+
+
+@pytest.mark.parametrize("value, dtype, shown, note", BAD_VALUES)
+@pytest.mark.parametrize("name, module", NAMED_MODULES)
+def test_parallel_bad_action_is_rejected_naming_the_agent_and_never_kept(name, module, value, dtype, shown, note):
+    env, twin = module.parallel_env(), module.parallel_env()
+    env.reset(seed=0)
+    twin.reset(seed=0)
+    space = env.action_space(env.possible_agents[0])
+    rng = np.random.default_rng(0)
+    for cycle, bad_agent in enumerate(env.possible_agents * 2):
+        index = cycle % space.shape[0]
+        good = {agent: _sample(space, rng) for agent in env.agents}
+        snap = snapshot(env)
+        message = f"action of {bad_agent} should be finite, got {shown} at index ({index},){note}"
+        with pytest.raises(ValueError, match=re.escape(message) + "$"):
+            env.step({**good, bad_agent: _spoil(good[bad_agent], value, dtype, index)})
+        assert_unchanged(env, snap)
+        assert_same_data(env.step(good), twin.step(good))
+        assert_same_data(env.state(), twin.state())
 
 
 # -- bad input: the native MultiAgentEnv ------------------------------------------------------------

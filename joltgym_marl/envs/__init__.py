@@ -16,10 +16,10 @@ import sys
 import types
 from typing import Any
 
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
-from joltgym_marl.envs.shared_world import SharedWorldEnv
+from joltgym_marl.envs.shared_world import SharedWorldAECEnv, SharedWorldEnv
 from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TaskSpec, docstring
 
 
@@ -70,12 +70,13 @@ def _game_module(spec: TaskSpec) -> types.ModuleType:
         return game(**kwargs)
 
     def raw_env(**kwargs: Any):
-        """The game as an AEC env, without wrappers."""
-        return parallel_to_aec_wrapper(game(**kwargs))
+        """The game as an AEC env, without wrappers (PettingZoo's parallel-to-AEC
+        conversion, each action checked when it is given)."""
+        return SharedWorldAECEnv(game(**kwargs))
 
     def env(**kwargs: Any):
         """The game as an AEC env with PettingZoo's standard (order-enforcing) wrapper."""
-        return parallel_to_aec(game(**kwargs))
+        return OrderEnforcingWrapper(SharedWorldAECEnv(game(**kwargs)))
 
     def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int | None = None,
                 max_cycles: int | None = spec.max_episode_steps, **kwargs: Any):
@@ -106,5 +107,5 @@ globals().update({cls.__name__: cls for cls in ENV_CLASSES.values()})
 MULTI_AGENT_ENVS: dict[str, types.ModuleType] = {spec.module_name: _game_module(spec) for spec in GAMES}
 globals().update(MULTI_AGENT_ENVS)
 
-__all__ = ["ENV_CLASSES", "MULTI_AGENT_ENVS", "NativeMujocoEnv", "SharedWorldEnv",
+__all__ = ["ENV_CLASSES", "MULTI_AGENT_ENVS", "NativeMujocoEnv", "SharedWorldAECEnv", "SharedWorldEnv",
            *(cls.__name__ for cls in ENV_CLASSES.values()), *MULTI_AGENT_ENVS]

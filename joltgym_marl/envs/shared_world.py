@@ -7,10 +7,13 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class SharedWorldEnv(Reconstructible, ParallelEnv):
@@ -48,7 +51,7 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
         self._decoder = world.info_decoder
         self._episode_options = frozenset(world.episode_options)
-        self._actions = np.zeros((world.num_agents, world.act_dim), dtype=np.float64)
+        self._act_dim = world.act_dim
         self._closed = False
 
     # -- PettingZoo API ------------------------------------------------------------
@@ -77,8 +80,8 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         if not self.agents:
             raise RuntimeError("step() called with no live agents; expected reset() first "
                                "(the episode has ended or never started)")
-        self._gather(actions)
-        obs, rewards, terminations, truncations, rows, unstable = self._world.step(self._actions)
+        staged = self._gather(actions)
+        obs, rewards, terminations, truncations, rows, unstable = self._world.step(staged)
         agents = self.agents
         observations = self._per_agent(obs)
         infos = self._infos(rows, reset=False)
@@ -124,7 +127,11 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         """The native ``MultiAgentEnv`` behind this env."""
         return self._world
 
-    def _gather(self, actions: dict[str, Any]) -> None:
+    def _gather(self, actions: dict[str, Any]) -> np.ndarray:
+        """The ``(num_agents, act_dim)`` float32 array of a parallel step's actions.
+
+        Every action is validated (:meth:`check_action`) before any is staged,
+        into a new array: a rejected step keeps nothing of its actions."""
         if not isinstance(actions, dict):
             raise TypeError(f"actions should be a dict of agent name -> action, got {type(actions).__name__}")
         unknown = [a for a in actions if a not in self._index]
@@ -133,22 +140,60 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise KeyError(f"actions are missing agent(s) {missing}; expected one action for each of {self.agents}")
-        act_dim = self._actions.shape[1]
-        # Staged in float64 (exact for every float dtype): the native step
-        # checks finiteness and the float32 range, and narrows.
-        staged = np.empty(self._actions.shape, dtype=np.float64)
-        for agent, action in actions.items():
+        # In agent order, so that the first bad agent is the one reported.
+        checked = [(self._index[a], self.check_action(a, actions[a])) for a in self.possible_agents if a in actions]
+        staged = np.zeros((len(self.possible_agents), self._act_dim), dtype=np.float32)
+        for row, action in checked:
+            staged[row] = action
+        return staged
+
+    def check_action(self, agent: str, action: Any) -> np.ndarray:
+        """``action`` of ``agent`` as a new float32 array of shape ``(act_dim,)``, or
+        ``TypeError`` (not a floating-point array) / ``ValueError`` (wrong shape, a
+        NaN or infinite value, or a finite value beyond float32's range) naming the
+        agent and the bad value. The AEC env checks each action when it is given,
+        before PettingZoo's wrapper stores it for the end of the cycle."""
+        try:
             array = np.asarray(action)
-            if array.dtype.kind != "f":
-                raise TypeError(f"action of {agent} should have a floating-point dtype (float32 or float64), "
-                                f"got {array.dtype}")
-            if array.shape != (act_dim,):
-                raise ValueError(f"action of {agent} should have shape ({act_dim},), got {array.shape}")
-            staged[self._index[agent]] = array
-        self._actions = staged
+        except (TypeError, ValueError):  # ragged nested lists, objects NumPy cannot read
+            raise TypeError(f"action of {agent} should be a float32 array of shape ({self._act_dim},), "
+                            f"got {type(action).__name__}") from None
+        if array.dtype.kind != "f":
+            raise TypeError(f"action of {agent} should have a floating-point dtype (float32 or float64), "
+                            f"got {array.dtype}")
+        if array.shape != (self._act_dim,):
+            raise ValueError(f"action of {agent} should have shape ({self._act_dim},), got {array.shape}")
+        finite = np.isfinite(array)
+        # Compared in the given precision: no cast (and no overflow warning) before the check.
+        in_range = finite & (np.abs(np.where(finite, array, 0)) <= _FLOAT32_MAX)
+        if not in_range.all():
+            index = int(np.flatnonzero(~in_range)[0])
+            beyond = " (out of float32 range)" if finite[index] else ""
+            raise ValueError(f"action of {agent} should be finite, got {float(array[index]):g} at index "
+                             f"({index},){beyond}")
+        return array.astype(np.float32)  # always a copy: a later change to `action` does not reach the world
 
     def _per_agent(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
 
     def _infos(self, rows: np.ndarray, reset: bool) -> dict[str, dict[str, Any]]:
         return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=reset)))
+
+
+class SharedWorldAECEnv(parallel_to_aec_wrapper):
+    """PettingZoo's AEC conversion of a :class:`SharedWorldEnv` (``raw_env``; ``env``
+    adds PettingZoo's order-enforcing wrapper), checking each action when it is given.
+
+    PettingZoo's ``parallel_to_aec_wrapper`` stores each agent's action and
+    calls the parallel ``step`` when the cycle's last agent has acted. A bad
+    action is rejected here, by the call that gives it (the ``TypeError`` /
+    ``ValueError`` of :meth:`SharedWorldEnv.check_action`, naming the agent and
+    the value), before it is stored: the same agent is still to act, nothing
+    of the bad value is kept, and the next good actions proceed normally.
+    """
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (self.terminations[agent] or self.truncations[agent]):
+            action = self.env.check_action(agent, action)
+        super().step(action)

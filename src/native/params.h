@@ -29,6 +29,19 @@ struct ParamValue {
   bool is_text = false;
 };
 
+// The default bound of a real-valued parameter: every kFloat, kOptionalFloat
+// and each end of a kRange is finite with |x| <= kMaxRealParam, unless its
+// spec declares other bounds. 1e6 is far beyond any sensible weight, reward,
+// noise scale or length (the defaults are at most 1e3), and keeps every product
+// a task forms finite (a weight times a velocity, or times a squared contact
+// force clipped to 1e6): values like 1e308 used to pass and give inf/NaN
+// rewards and observations. A range's low end may also be -inf and its high
+// end +inf, "no bound on that side", as Gymnasium's defaults use (Hopper's
+// healthy_z_range=(0.7, inf), Humanoid's contact_cost_range=(-inf, 10)).
+// Checked at the binding (bindings/checks.cc, ConvertParams); tasks keep their
+// own finer checks (reset_noise_scale >= 0, spawn_distance < ring_radius).
+inline constexpr double kMaxRealParam = 1e6;
+
 struct ParamSpec {
   std::string name;
   ParamKind kind;
@@ -36,10 +49,23 @@ struct ParamSpec {
   std::string doc;
   long min_int = -(1L << 30);  // bounds of an kInt value
   long max_int = 1L << 30;
+  double min_real = -kMaxRealParam;  // bounds of a kFloat or kOptionalFloat value, and of each
+  double max_real = kMaxRealParam;   // end of a kRange (whose ends may also be -inf / +inf)
 };
 
-inline ParamSpec FloatParam(std::string name, double value, std::string doc) {
-  return {std::move(name), ParamKind::kFloat, {{value}, {}, false}, std::move(doc)};
+// A real-valued parameter (kFloat, kOptionalFloat, kRange) with its bounds.
+inline ParamSpec RealParamSpec(std::string name, ParamKind kind, std::vector<double> value,
+                               std::string doc, double min_value, double max_value) {
+  ParamSpec spec{std::move(name), kind, {std::move(value), {}, false}, std::move(doc)};
+  spec.min_real = min_value;
+  spec.max_real = max_value;
+  return spec;
+}
+
+inline ParamSpec FloatParam(std::string name, double value, std::string doc,
+                            double min_value = -kMaxRealParam, double max_value = kMaxRealParam) {
+  return RealParamSpec(std::move(name), ParamKind::kFloat, {value}, std::move(doc), min_value,
+                       max_value);
 }
 inline ParamSpec IntParam(std::string name, int value, std::string doc, long min_value = -(1L << 30),
                           long max_value = 1L << 30) {
@@ -49,14 +75,19 @@ inline ParamSpec IntParam(std::string name, int value, std::string doc, long min
 inline ParamSpec BoolParam(std::string name, bool value, std::string doc) {
   return {std::move(name), ParamKind::kBool, {{value ? 1.0 : 0.0}, {}, false}, std::move(doc)};
 }
-inline ParamSpec RangeParam(std::string name, double low, double high, std::string doc) {
-  return {std::move(name), ParamKind::kRange, {{low, high}, {}, false}, std::move(doc)};
+inline ParamSpec RangeParam(std::string name, double low, double high, std::string doc,
+                            double min_value = -kMaxRealParam, double max_value = kMaxRealParam) {
+  return RealParamSpec(std::move(name), ParamKind::kRange, {low, high}, std::move(doc), min_value,
+                       max_value);
 }
 inline ParamSpec StringParam(std::string name, std::string value, std::string doc) {
   return {std::move(name), ParamKind::kString, {{}, std::move(value), true}, std::move(doc)};
 }
-inline ParamSpec OptionalFloatParam(std::string name, double value, std::string doc) {
-  return {std::move(name), ParamKind::kOptionalFloat, {{value}, {}, false}, std::move(doc)};
+inline ParamSpec OptionalFloatParam(std::string name, double value, std::string doc,
+                                    double min_value = -kMaxRealParam,
+                                    double max_value = kMaxRealParam) {
+  return RealParamSpec(std::move(name), ParamKind::kOptionalFloat, {value}, std::move(doc),
+                       min_value, max_value);
 }
 inline ParamSpec BodyRefParam(std::string name, int index, std::string doc) {
   return {std::move(name), ParamKind::kBodyRef, {{static_cast<double>(index)}, {}, false},

@@ -43,7 +43,28 @@ double RealOrThrow(py::handle value, const std::string& what, bool allow_infinit
   return x;
 }
 
+// A real parameter value (or one end of a range) within the spec's bounds;
+// `end` is 0 / 1 for a range's low / high end (which may also be -inf / +inf),
+// -1 otherwise.
+double CheckBounds(double x, py::handle value, const std::string& what, const ParamSpec& spec,
+                   int end) {
+  if (end == 0 && x == -std::numeric_limits<double>::infinity()) return x;
+  if (end == 1 && x == std::numeric_limits<double>::infinity()) return x;
+  if (x >= spec.min_real && x <= spec.max_real) return x;
+  const std::string interval = IntervalString(spec.min_real, spec.max_real);
+  const std::string allowed = end == 0   ? "-inf or in " + interval
+                              : end == 1 ? "in " + interval + " or inf"
+                                         : "in " + interval;
+  throw py::value_error(what + " should be " + allowed + ", got " + Repr(value));
+}
+
 }  // namespace
+
+std::string IntervalString(double low, double high) {
+  std::ostringstream out;
+  out << "[" << low << ", " << high << "]";
+  return out.str();
+}
 
 std::string ShapeString(const std::vector<py::ssize_t>& shape) {
   std::ostringstream out;
@@ -207,10 +228,12 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
     ParamValue out;
     switch (spec->kind) {
       case ParamKind::kFloat:
-        out.numbers = {RealOrThrow(value, name, false)};
+        out.numbers = {CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
         break;
       case ParamKind::kOptionalFloat:
-        out.numbers = {value.is_none() ? std::nan("") : RealOrThrow(value, name, false)};
+        out.numbers = {value.is_none()
+                           ? std::nan("")
+                           : CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
         break;
       case ParamKind::kInt:
         out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), spec->min_int, spec->max_int))};
@@ -229,8 +252,11 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
                                Repr(value));
         }
         auto seq = py::reinterpret_borrow<py::sequence>(value);
-        const double low = RealOrThrow(seq[0], name + "[0]", true);
-        const double high = RealOrThrow(seq[1], name + "[1]", true);
+        const py::object first = seq[0], second = seq[1];
+        const double low =
+            CheckBounds(RealOrThrow(first, name + "[0]", true), first, name + "[0]", *spec, 0);
+        const double high =
+            CheckBounds(RealOrThrow(second, name + "[1]", true), second, name + "[1]", *spec, 1);
         if (!(low <= high)) {
           throw py::value_error(name + " should have low <= high, got " + Repr(value));
         }

@@ -32,9 +32,15 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
 py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ssize_t size,
                                                         const char* what);
 
+// "[-1e+06, 1e+06]" for error messages.
+std::string IntervalString(double low, double high);
+
 // Converts keyword arguments to task parameters. Unknown names raise
 // TypeError listing the allowed ones; wrong kinds raise TypeError; bad values
-// ValueError. `owner` names the callee in messages.
+// ValueError, among them real values outside the spec's bounds (by default
+// finite with |x| <= kMaxRealParam; a range's ends may also be -inf / +inf:
+// see params.h), naming the parameter, the value and the allowed range.
+// `owner` names the callee in messages.
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
                      const std::string& owner);
 

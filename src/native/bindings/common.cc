@@ -79,6 +79,12 @@ void ApplyOptions(const Task& task, const py::object& options, const std::vector
       throw py::value_error("option '" + name + "' should be a finite number, got " +
                             py::repr(value).cast<std::string>());
     }
+    // The default bound of the keyword arguments (params.h), for the same values.
+    if (std::fabs(x) > kMaxRealParam) {
+      throw py::value_error("option '" + name + "' should be in " +
+                            IntervalString(-kMaxRealParam, kMaxRealParam) + ", got " +
+                            py::repr(value).cast<std::string>());
+    }
     writes.emplace_back(slot, x);
   }
   for (double* scratch : scratches) {
