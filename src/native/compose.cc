@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "errors.h"
+#include "mujoco_errors.h"
 
 namespace joltgym {
 
@@ -19,12 +20,36 @@ void RequireFile(const std::string& path) {
   }
 }
 
+// MuJoCo's messages while composing: an error is raised as MujocoError; the
+// attach conflicts are expected (the arena's options, sizes and keyframes
+// govern the shared world, and MuJoCo notes every robot setting it
+// overrides), other warnings go on to ThreadConstructionReport().
+void Settle(bool ok, MujocoReport& report, const std::string& what) {
+  if (!ok) {
+    throw MujocoError("MuJoCo failed " + what + ": " + report.error_message,
+                      report.error == MujocoReport::Error::kOutOfMemory);
+  }
+  MujocoReport kept;
+  for (std::string& warning : report.warnings) {
+    if (warning.compare(0, 15, "Attach conflict") == 0) continue;
+    kept.warnings.push_back(std::move(warning));
+  }
+  kept.dropped_warnings = report.dropped_warnings;
+  report.Clear();
+  ThreadConstructionReport().TakeWarnings(kept);
+}
+
 SpecPtr Parse(const std::string& path) {
   RequireFile(path);
   char error[1024] = "";
-  mjSpec* spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error));
+  mjSpec* spec = nullptr;
+  MujocoReport report;
+  const bool ok =
+      GuardMujoco([&] { spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error)); }, &report);
+  SpecPtr owned(spec, mj_deleteSpec);
+  Settle(ok, report, "parsing MJCF file '" + path + "'");
   if (spec == nullptr) throw BadValue("MJCF file '" + path + "' could not be parsed: " + error);
-  return SpecPtr(spec, mj_deleteSpec);
+  return owned;
 }
 
 // Writes the compiled inertials of `compiled` into the spec's bodies so that
@@ -103,13 +128,23 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
     for (int i = 0; i < 3; ++i) frame->pos[i] = placements[k].pos[i];
     for (int i = 0; i < 4; ++i) frame->quat[i] = placements[k].quat[i];
     const std::string prefix = agent_prefix + std::to_string(k) + "/";
-    if (mjs_attach(frame->element, root->element, prefix.c_str(), "") == nullptr) {
+    mjsElement* attached = nullptr;
+    MujocoReport report;
+    const bool ok = GuardMujoco(
+        [&] { attached = mjs_attach(frame->element, root->element, prefix.c_str(), ""); }, &report);
+    Settle(ok, report, "attaching robot " + std::to_string(k));
+    if (attached == nullptr) {
       throw BadValue("could not attach robot " + std::to_string(k) + ": " + CompileError(arena.get()));
     }
   }
-  mjModel* model = mj_compile(arena.get(), nullptr);
+  mjModel* model = nullptr;
+  MujocoReport report;
+  const bool ok = GuardMujoco([&] { model = mj_compile(arena.get(), nullptr); }, &report);
+  if (model != nullptr) {
+    out.model = ModelPtr(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
+  }
+  Settle(ok, report, "compiling the shared world of '" + arena_path + "'");
   if (model == nullptr) throw BadValue("shared world could not be compiled: " + CompileError(arena.get()));
-  out.model = ModelPtr(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
 
   // Index maps, computed once; the hot path never looks names up.
   const std::string root_name = root_body;

@@ -2,48 +2,45 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "errors.h"
+#include "mujoco_errors.h"
 
 namespace joltgym {
 
-namespace {
-
-void (*g_previous_warning)(const char*) = nullptr;
-
-// MuJoCo 4 warns that `settotalmass` is deprecated. The bundled HalfCheetah
-// keeps it on purpose (it is what makes its masses bit-identical to
-// Gymnasium's HalfCheetah-v5), so that one notice is dropped; every other
-// warning goes on to the previous handler, or to MuJoCo's default output.
-void FilterCompilerWarning(const char* message) {
-  if (std::strstr(message, "settotalmass") != nullptr) return;
-  if (g_previous_warning != nullptr) {
-    g_previous_warning(message);
-  } else {
-    std::fprintf(stderr, "WARNING: %s\n", message);
-  }
-}
-
-}  // namespace
-
 ModelPtr LoadModel(const std::string& path) {
-  struct stat info {};
+  struct stat info{};
   if (path.empty() || stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
     throw FileNotFound("MJCF file '" + path + "' does not exist (expected a readable model file)");
   }
   char error[1024] = "";
-  // Models are compiled at construction, with the GIL held, so swapping the
-  // process-wide handler around the call does not race with another load.
-  g_previous_warning = mju_user_warning;
-  mju_user_warning = FilterCompilerWarning;
-  mjModel* model = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
-  mju_user_warning = g_previous_warning;
+  mjModel* model = nullptr;
+  MujocoReport report;
+  const bool ok = GuardMujoco(
+      [&] { model = mj_loadXML(path.c_str(), nullptr, error, sizeof(error)); }, &report);
+  if (!ok) {
+    if (model != nullptr) mj_deleteModel(model);
+    throw MujocoError("MuJoCo failed loading MJCF file '" + path + "': " + report.error_message,
+                      report.error == MujocoReport::Error::kOutOfMemory);
+  }
   if (model == nullptr) {
     throw BadValue("MJCF file '" + path + "' could not be compiled: " + error);
   }
-  return ModelPtr(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
+  ModelPtr owned(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
+  // MuJoCo 4 warns that `settotalmass` is deprecated. The bundled HalfCheetah
+  // keeps it on purpose (it is what makes its masses bit-identical to
+  // Gymnasium's HalfCheetah-v5), so that one notice is dropped; the others
+  // are raised as Python warnings by the binding.
+  MujocoReport& pending = ThreadConstructionReport();
+  for (std::string& warning : report.warnings) {
+    if (warning.find("settotalmass") != std::string::npos) continue;
+    MujocoReport one;
+    one.warnings.push_back(std::move(warning));
+    pending.TakeWarnings(one);
+  }
+  pending.dropped_warnings += report.dropped_warnings;
+  return owned;
 }
 
 int RequireId(const mjModel* model, mjtObj type, const std::string& name) {

@@ -10,8 +10,10 @@ namespace joltgym {
 
 using ModelPtr = std::shared_ptr<const mjModel>;
 
-// Compiles an MJCF file. Throws FileNotFound if `path` does not exist and
-// std::invalid_argument (with MuJoCo's own message) if it does not compile.
+// Compiles an MJCF file. Throws FileNotFound if `path` does not exist,
+// std::invalid_argument (with MuJoCo's own message) if it does not compile and
+// MujocoError if MuJoCo fails otherwise (out of memory). MuJoCo's warnings go
+// to ThreadConstructionReport(), not to stdout.
 ModelPtr LoadModel(const std::string& path);
 
 // Looks a named object up once, at task construction. Throws

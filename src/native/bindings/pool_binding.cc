@@ -12,6 +12,7 @@
 #include "../world_pool.h"
 #include "checks.h"
 #include "common.h"
+#include "diagnostics.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
@@ -39,7 +40,9 @@ class PyWorldPool {
                             autoreset_mode + "'");
     }
     autoreset_mode_ = autoreset_mode;
-    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')", max_episode_steps_);
+    const std::string owner = "WorldPool('" + task_name + "')";
+    ThreadConstructionReport().Clear();
+    auto task = MakeTask(task_name, kwargs, owner, max_episode_steps_);
     const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
     obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
     final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
@@ -74,7 +77,13 @@ class PyWorldPool {
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
+    RaiseConstructionWarnings(owner);
+    std::vector<std::pair<int, MujocoReport>> reports;
+    pool_->TakeReports(reports);
+    RaiseReports(reports, owner, "reset_all()", true);
   }
+
+  static constexpr const char* kResetHint = "reset_all() or reset_one(i)";
 
   // reset_all(seed=None) continues each world's random stream once the pool
   // has been seeded (as Gymnasium's vector envs and SuperSuit do); the first
@@ -82,13 +91,18 @@ class PyWorldPool {
   py::array ResetAll(const py::object& seed) {
     const bool reseed = !seed.is_none() || !seeded_;
     const std::uint64_t base = reseed ? SeedOrRandom(seed) : 0;
+    std::vector<std::pair<int, MujocoReport>> reports;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_) pool_->ResetAll(reseed, base);
+      if (pool_) {
+        pool_->ResetAll(reseed, base);
+        pool_->TakeReports(reports);
+      }
     }
     Open();
     seeded_ = true;
+    RaiseReports(reports, "reset_all()", kResetHint, true);
     return obs_;
   }
 
@@ -96,11 +110,17 @@ class PyWorldPool {
     const int i = CheckIndex(index);
     const bool reseed = !seed.is_none();
     const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
+    std::vector<std::pair<int, MujocoReport>> reports;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      Open().ResetOne(i, reseed, s);
+      if (pool_) {
+        pool_->ResetOne(i, reseed, s);
+        pool_->TakeReports(reports);
+      }
     }
+    Open();
+    RaiseReports(reports, "reset_one()", kResetHint, true);
     return obs_[py::int_(i)];
   }
 
@@ -127,14 +147,32 @@ class PyWorldPool {
       if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
     }
     auto checked = CheckFloatArray(actions, shape, "actions");
-    bool started = true;
+    int not_steppable = -1;
+    bool failed = false;
+    std::vector<std::pair<int, MujocoReport>> reports;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_ && (started = pool_->all_started())) pool_->StepAll(checked.data());
+      if (pool_) {
+        not_steppable = pool_->FirstNotSteppable();
+        if (not_steppable < 0) {
+          pool_->StepAll(checked.data());
+          pool_->TakeReports(reports);
+        } else {
+          failed = pool_->world(not_steppable).failed();
+        }
+      }
     }
     Open();  // raises if closed meanwhile
-    if (!started) throw StateError("step_all() called before reset_all(); expected reset_all() first");
+    if (failed) {
+      throw StateError("step_all() called after a MuJoCo error in world " +
+                       std::to_string(not_steppable) + "; expected reset_all() or reset_one(" +
+                       std::to_string(not_steppable) + ") first");
+    }
+    if (not_steppable >= 0) {
+      throw StateError("step_all() called before reset_all(); expected reset_all() first");
+    }
+    RaiseReports(reports, "step_all()", kResetHint, true);
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
 
@@ -176,12 +214,29 @@ class PyWorldPool {
     }
     auto p = CheckStateArray(qpos, nq, "qpos");
     auto v = CheckStateArray(qvel, nv, "qvel");
+    bool failed = false;
+    MujocoReport report;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_) pool_->world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+      if (pool_) {
+        World& world = pool_->world(i);
+        failed = world.failed();
+        if (!failed) {
+          world.SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+          report = std::move(world.report());
+          world.report().Clear();
+        }
+      }
     }
     Open();
+    if (failed) {
+      throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
+                       "; expected reset_all() or reset_one(" + std::to_string(i) + ") first");
+    }
+    std::vector<std::pair<int, MujocoReport>> reports;
+    if (!report.empty()) reports.emplace_back(i, std::move(report));
+    RaiseReports(reports, "set_state()", kResetHint, true);
   }
 
   // Lock order: the mutex (GIL released), then the GIL. Stepping releases the

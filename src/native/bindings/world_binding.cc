@@ -10,6 +10,7 @@
 #include "../world.h"
 #include "checks.h"
 #include "common.h"
+#include "diagnostics.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
@@ -22,8 +23,11 @@ class PyWorld {
  public:
   PyWorld(const std::string& task_name, int limit, const py::dict& kwargs, const std::string& owner)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)), limit_(limit) {
+    ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, limit);
     world_ = std::make_unique<World>(task_, limit);
+    RaiseConstructionWarnings(owner);
+    RaiseReport(world_->report(), owner, "reset()");
     decoder_ = std::make_unique<InfoDecoder>(task_->info_layout());
     const py::ssize_t a = task_->num_agents();
     obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
@@ -49,22 +53,34 @@ class PyWorld {
       seeded_ = true;
     }
     world_->Reset(obs_.mutable_data(), info_.mutable_data());
+    RaiseReport(world_->report(), "reset()", "reset()");
+  }
+
+  void RequireUsable(const char* call) const {
+    if (world_->failed()) {
+      throw StateError(std::string(call) +
+                       " called after a MuJoCo error in this world; expected reset() first");
+    }
   }
 
   void Step(py::handle actions, const std::vector<py::ssize_t>& shape, const char* what) {
+    RequireUsable("step()");
     if (!world_->has_episode()) {
       throw StateError("step() called before reset(); expected reset() first");
     }
     auto checked = CheckFloatArray(actions, shape, what);
     world_->Step(checked.data(), obs_.mutable_data(), reward_.mutable_data(),
                  terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
+    RaiseReport(world_->report(), "step()", "reset()");
   }
 
   void SetState(py::handle qpos, py::handle qvel) {
+    RequireUsable("set_state()");
     const mjModel* m = task_->model();
     auto p = CheckStateArray(qpos, m->nq, "qpos");
     auto v = CheckStateArray(qvel, m->nv, "qvel");
     world_->SetState(p.data(), v.data(), obs_.mutable_data());
+    RaiseReport(world_->report(), "set_state()", "reset()");
   }
 
   // Global state: qpos and qvel of the whole world, float32.
