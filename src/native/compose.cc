@@ -1,7 +1,5 @@
 #include "compose.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
 #include <memory>
 
@@ -13,13 +11,6 @@ namespace joltgym {
 namespace {
 
 using SpecPtr = std::unique_ptr<mjSpec, void (*)(mjSpec*)>;
-
-void RequireFile(const std::string& path) {
-  struct stat info {};
-  if (path.empty() || stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    throw FileNotFound("MJCF file '" + path + "' does not exist (expected a readable model file)");
-  }
-}
 
 // MuJoCo's messages while composing: an error is raised as MujocoError; the
 // attach conflicts are expected (the arena's options, sizes and keyframes
@@ -41,7 +32,7 @@ void Settle(bool ok, MujocoReport& report, const std::string& what) {
 }
 
 SpecPtr Parse(const std::string& path) {
-  RequireFile(path);
+  RequireModelFile(path);
   char error[1024] = "";
   mjSpec* spec = nullptr;
   MujocoReport report;
@@ -184,7 +175,7 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
     throw BadValue("a shared world holds 1 to 30 agents, got " + std::to_string(placements.size()));
   }
   ComposedModel out;
-  out.robot = LoadModel(robot_path);
+  out.robot = LoadModel(robot_path, /*simulated=*/false);
   const mjModel* robot = out.robot.get();
   ValidateRobot(robot, robot_path, root_body);
 
@@ -219,6 +210,7 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
   }
   Settle(ok, report, "compiling the shared world of '" + arena_path + "'");
   if (model == nullptr) throw BadValue("shared world could not be compiled: " + CompileError(arena.get()));
+  RequirePositiveTimestep(model, arena_path);
 
   // Index maps, computed once; the hot path never looks names up.
   const std::string root_name = root_body;
