@@ -19,6 +19,19 @@ namespace joltgym::bindings {
 
 namespace {
 
+// A NumPy array over memory the pool owns: its base is a capsule that frees
+// the memory once the pool and every view are gone. A view that does not own
+// its data cannot be resized (ndarray.resize raises ValueError), so the
+// pool's pointers stay valid however the arrays are used.
+template <typename T>
+py::array_t<T> PoolArray(std::vector<py::ssize_t> shape) {
+  py::ssize_t size = 1;
+  for (py::ssize_t d : shape) size *= d;
+  T* data = new T[static_cast<std::size_t>(std::max<py::ssize_t>(size, 1))]();
+  py::capsule owner(data, [](void* p) { delete[] static_cast<T*>(p); });
+  return py::array_t<T>(std::move(shape), data, owner);
+}
+
 class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
@@ -44,23 +57,16 @@ class PyWorldPool {
     ThreadConstructionReport().Clear();
     auto task = MakeTask(task_name, kwargs, owner, max_episode_steps_);
     const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
-    obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
-    final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
-    reward_ = py::array_t<float>({py::ssize_t{n}, a});
-    terminated_ = py::array_t<bool>({py::ssize_t{n}, a});
-    truncated_ = py::array_t<bool>({py::ssize_t{n}, a});
-    info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
-    final_info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
-    reset_kind_ = py::array_t<std::uint8_t>(n);
-    unstable_ = py::array_t<bool>(n);
-    elapsed_ = py::array_t<std::int32_t>(n);
-    for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&final_obs_),
-                             static_cast<py::array*>(&reward_), static_cast<py::array*>(&terminated_),
-                             static_cast<py::array*>(&truncated_), static_cast<py::array*>(&info_),
-                             static_cast<py::array*>(&final_info_), static_cast<py::array*>(&reset_kind_),
-                             static_cast<py::array*>(&unstable_), static_cast<py::array*>(&elapsed_)}) {
-      std::memset(array->mutable_data(), 0, array->nbytes());
-    }
+    obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
+    final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
+    reward_ = PoolArray<float>({py::ssize_t{n}, a});
+    terminated_ = PoolArray<bool>({py::ssize_t{n}, a});
+    truncated_ = PoolArray<bool>({py::ssize_t{n}, a});
+    info_ = PoolArray<double>({py::ssize_t{n}, a, iw});
+    final_info_ = PoolArray<double>({py::ssize_t{n}, a, iw});
+    reset_kind_ = PoolArray<std::uint8_t>({py::ssize_t{n}});
+    unstable_ = PoolArray<bool>({py::ssize_t{n}});
+    elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
     {
       py::gil_scoped_release release;
       pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);

@@ -1,0 +1,71 @@
+"""WorldPool against hostile use: threads, reentrancy, fork, exit and its buffers.
+
+Each case that could hang or take the interpreter down runs in a subprocess
+with a timeout, so that it fails the test instead of the test run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from joltgym_marl import WorldPool
+
+WORKTREE = Path(__file__).resolve().parents[1]
+BUFFERS = ["obs", "rewards", "terminations", "truncations", "infos", "final_obs", "final_infos",
+           "reset_kind", "unstable", "elapsed_steps"]
+
+
+def run_python(code: str, *args: str, timeout: float = 120, cwd=None) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (warnings as errors) that imports this tree's package."""
+    env = dict(os.environ, PYTHONPATH=str(WORKTREE))
+    return subprocess.run([sys.executable, "-W", "error", "-c", textwrap.dedent(code), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    return (f"exit code {proc.returncode} (negative: killed by signal {-proc.returncode})\n"
+            f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
+
+
+# -- the buffers belong to the pool ------------------------------------------------
+
+
+def test_buffers_cannot_be_resized_under_the_pool():
+    with WorldPool("half_cheetah", 4, num_threads=2) as pool:
+        arrays = {name: getattr(pool, name) for name in BUFFERS}
+        for name, array in arrays.items():
+            for refcheck in (True, False):
+                with pytest.raises(ValueError, match="cannot resize this array: it does not own its data"):
+                    array.resize((1,), refcheck=refcheck)
+            assert array.flags.writeable and array.flags.c_contiguous, name
+        pool.reset_all(seed=0)
+        for _ in range(3):
+            out = pool.step_all(np.ones((4, 6), np.float32))
+        for name, array in arrays.items():
+            assert getattr(pool, name) is array, name
+        assert out[0] is arrays["obs"] and np.isfinite(arrays["obs"]).all()
+        assert arrays["obs"].shape == (4, 1, 17)
+
+
+def test_a_view_outlives_the_pool():
+    pool = WorldPool("half_cheetah", 2, num_threads=2)
+    pool.reset_all(seed=0)
+    obs, row = pool.obs, pool.reset_one(1, seed=3)
+    expected = obs.copy()
+    pool.close()
+    del pool
+    import gc
+    gc.collect()
+    # The memory is the views' as long as they live.
+    np.testing.assert_array_equal(obs, expected)
+    np.testing.assert_array_equal(row, expected[1])
+    obs[:] = 1.0
+    assert (row == 1.0).all()
