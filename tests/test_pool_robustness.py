@@ -69,3 +69,41 @@ def test_a_view_outlives_the_pool():
     np.testing.assert_array_equal(row, expected[1])
     obs[:] = 1.0
     assert (row == 1.0).all()
+
+
+# -- set_option converts its value before locking ----------------------------------
+
+
+@pytest.mark.parametrize("reentry", ["set_option", "step_all", "close"])
+def test_set_option_with_a_reentrant_float_does_not_deadlock(reentry):
+    proc = run_python("""
+        import sys
+        import numpy as np
+        import joltgym_marl as jm
+
+        pool = jm.WorldPool("sumo", 2, num_threads=2)
+        pool.reset_all(seed=0)
+
+        class Reentrant(int):
+            def __float__(self):
+                if sys.argv[1] == "set_option":
+                    pool.set_option("shaping_weight", 0.25)
+                elif sys.argv[1] == "step_all":
+                    pool.step_all(np.zeros((2, 2, 8), np.float32))
+                else:
+                    pool.close()
+                return 0.5
+
+        try:
+            pool.set_option("shaping_weight", Reentrant(1))
+            pool.set_option("shaping_weight", Reentrant(1), index=1)
+        except RuntimeError as e:
+            print("rejected:", e)
+        print("done", pool.closed)
+    """, reentry, timeout=60)
+    assert proc.returncode == 0, describe(proc)
+    if reentry == "close":
+        assert proc.stdout.splitlines() == [
+            "rejected: WorldPool is closed; expected an open pool (create a new one)", "done True"]
+    else:
+        assert proc.stdout.splitlines() == ["done False"]

@@ -55,7 +55,8 @@ class PyWorldPool {
     autoreset_mode_ = autoreset_mode;
     const std::string owner = "WorldPool('" + task_name + "')";
     ThreadConstructionReport().Clear();
-    auto task = MakeTask(task_name, kwargs, owner, max_episode_steps_);
+    task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
+    const std::shared_ptr<const Task>& task = task_;
     const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
     obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
     final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
@@ -245,26 +246,33 @@ class PyWorldPool {
     RaiseReports(reports, "set_state()", kResetHint, true);
   }
 
+  // The value is converted (which may run Python code: a __float__ that
+  // calls back into this pool) before the lock is taken.
+  void SetOption(const std::string& name, py::handle value, py::handle index) {
+    Open();
+    py::dict options;
+    options[name.c_str()] = value;
+    const auto writes = ConvertOptions(*task_, options);
+    const int only = index.is_none() ? -1 : CheckIndex(index);
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pool_) {
+        std::vector<double*> scratches;
+        for (int i = 0; i < pool_->num_envs(); ++i) {
+          if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
+        }
+        WriteOptions(writes, scratches);
+      }
+    }
+    Open();  // raises if the conversion closed the pool
+  }
+
   // Lock order: the mutex (GIL released), then the GIL. Stepping releases the
   // GIL before taking the mutex and never waits for the GIL while holding it,
   // so this cannot deadlock; taking the GIL for the swap keeps every reader
   // that holds the GIL (properties, argument checks) from seeing a dangling
   // pool.
-  void SetOption(const std::string& name, py::handle value, py::handle index) {
-    py::dict options;
-    options[name.c_str()] = value;
-    const int only = index.is_none() ? -1 : CheckIndex(index);
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!pool_) return;
-    std::vector<double*> scratches;
-    for (int i = 0; i < pool_->num_envs(); ++i) {
-      if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
-    }
-    py::gil_scoped_acquire acquire;
-    ApplyOptions(pool_->task(), options, scratches);
-  }
-
   void Close() {
     std::unique_ptr<WorldPool> doomed;
     {
@@ -307,6 +315,7 @@ class PyWorldPool {
   int max_episode_steps_ = 0;
   std::string autoreset_mode_;
   bool seeded_ = false;
+  std::shared_ptr<const Task> task_;
   std::unique_ptr<WorldPool> pool_;
   std::mutex mutex_;
   py::array_t<float> obs_, final_obs_, reward_;
