@@ -71,6 +71,92 @@ def test_a_view_outlives_the_pool():
     assert (row == 1.0).all()
 
 
+# -- actions and states are read from the pool's own copy --------------------------
+
+
+def test_actions_cannot_change_after_the_check():
+    """A thread flips NaN into the caller's array while step_all runs with the GIL released."""
+    n = 32
+    with WorldPool("half_cheetah", n, num_threads=2, frame_skip=10) as pool:
+        pool.reset_all(seed=0)
+        actions = np.zeros((n, 6), np.float32)
+        stop = threading.Event()
+
+        def flip():
+            while not stop.is_set():
+                actions[n - 1, 5] = np.nan
+                actions[n - 1, 5] = 0.0
+
+        thread = threading.Thread(target=flip)
+        thread.start()
+        stepped = rejected = took_nan = 0
+        try:
+            for _ in range(600):
+                try:
+                    pool.step_all(actions)
+                except ValueError as e:
+                    assert "actions should be finite, got nan at index (31, 5)" in str(e)
+                    rejected += 1
+                    continue
+                stepped += 1
+                took_nan += not np.isfinite(pool.rewards).all()
+        finally:
+            stop.set()
+            thread.join()
+    assert took_nan == 0, f"{took_nan} of {stepped} steps took NaN actions unchecked"
+    assert stepped > 0
+
+
+def test_set_state_inputs_cannot_change_after_the_check():
+    """set_state waits for the pool's lock (GIL released) while another thread steps;
+    meanwhile a third flips inf into the caller's qvel."""
+    n = 64
+    with WorldPool("half_cheetah", n, num_threads=2, frame_skip=50) as pool:
+        pool.reset_all(seed=0)
+        qpos, qvel = (x.copy() for x in pool.get_state(2))
+        good = qvel.copy()
+        actions = np.zeros((n, 6), np.float32)
+        stop, go, stepping, done = (threading.Event() for _ in range(4))
+
+        def step():
+            while go.wait() and not stop.is_set():
+                go.clear()
+                stepping.set()
+                pool.step_all(actions)
+                done.set()
+
+        def flip():
+            while not stop.is_set():
+                qvel[3] = np.inf
+                qvel[3] = good[3]
+
+        threads = [threading.Thread(target=step), threading.Thread(target=flip)]
+        for t in threads:
+            t.start()
+        accepted = 0
+        try:
+            for _ in range(40):
+                done.clear()
+                go.set()
+                stepping.wait()
+                stepping.clear()
+                try:
+                    pool.set_state(2, qpos, qvel)
+                except ValueError as e:
+                    assert "qvel should be finite, got inf at index 3" in str(e)
+                else:
+                    accepted += 1
+                    np.testing.assert_array_equal(pool.get_state(2)[1], good)
+                    assert np.isfinite(pool.obs[2]).all()
+                done.wait()
+        finally:
+            stop.set()
+            go.set()
+            for t in threads:
+                t.join()
+    assert accepted > 0
+
+
 # -- set_option converts its value before locking ----------------------------------
 
 

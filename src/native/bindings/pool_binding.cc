@@ -3,10 +3,13 @@
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "../errors.h"
 #include "../world_pool.h"
@@ -30,6 +33,16 @@ py::array_t<T> PoolArray(std::vector<py::ssize_t> shape) {
   T* data = new T[static_cast<std::size_t>(std::max<py::ssize_t>(size, 1))]();
   py::capsule owner(data, [](void* p) { delete[] static_cast<T*>(p); });
   return py::array_t<T>(std::move(shape), data, owner);
+}
+
+// "(1, 0, 3)": the index of `flat` in a C-order array of `shape`.
+std::string IndexString(const std::vector<py::ssize_t>& shape, py::ssize_t flat) {
+  std::vector<py::ssize_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return ShapeString(index);
 }
 
 class PyWorldPool {
@@ -68,6 +81,8 @@ class PyWorldPool {
     reset_kind_ = PoolArray<std::uint8_t>({py::ssize_t{n}});
     unstable_ = PoolArray<bool>({py::ssize_t{n}});
     elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
+    action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task->act_dim()}};
+    actions_.assign(static_cast<std::size_t>(n) * a * task->act_dim(), 0.0f);
     {
       py::gil_scoped_release release;
       pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
@@ -134,13 +149,9 @@ class PyWorldPool {
   py::tuple StepAll(py::handle actions) {
     // Sizes are read before converting `actions`, which may run Python code
     // (even close() this pool); the pool is looked up again under the lock.
-    py::ssize_t num_envs, num_agents, act_dim;
-    {
-      const WorldPool& pool = Open();
-      num_envs = pool.num_envs();
-      num_agents = pool.task().num_agents();
-      act_dim = pool.task().act_dim();
-    }
+    Open();
+    const py::ssize_t num_envs = action_shape_[0], num_agents = action_shape_[1],
+                      act_dim = action_shape_[2];
     std::vector<py::ssize_t> shape{num_envs, num_agents, act_dim};
     if (num_agents == 1) {
       // Single-agent pools also take [num_envs, act_dim]; anything that has
@@ -153,22 +164,41 @@ class PyWorldPool {
       if (!as_array) PyErr_Clear();
       if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
     }
+    // Type, shape and values are checked here; the values are checked again
+    // as they are copied into the pool's own buffer, with the GIL held,
+    // and the worlds step from that copy: another thread writing into the
+    // caller's array (even NumPy, which writes without the GIL) cannot slip
+    // a NaN in after the check.
     auto checked = CheckFloatArray(actions, shape, "actions");
+    const float* source = checked.data();
+    const std::size_t count = actions_.size();
     int not_steppable = -1;
     bool failed = false;
     std::vector<std::pair<int, MujocoReport>> reports;
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    std::vector<float> staged;  // only when another thread is inside the pool
+    if (lock.owns_lock()) {
+      CopyFinite(source, actions_.data(), count, shape);
+    } else {
+      staged.resize(count);
+      CopyFinite(source, staged.data(), count, shape);
+    }
     {
       py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
+      if (!lock.owns_lock()) {
+        lock.lock();
+        std::copy(staged.begin(), staged.end(), actions_.begin());
+      }
       if (pool_) {
         not_steppable = pool_->FirstNotSteppable();
         if (not_steppable < 0) {
-          pool_->StepAll(checked.data());
+          pool_->StepAll(actions_.data());
           pool_->TakeReports(reports);
         } else {
           failed = pool_->world(not_steppable).failed();
         }
       }
+      lock.unlock();
     }
     Open();  // raises if closed meanwhile
     if (failed) {
@@ -212,15 +242,12 @@ class PyWorldPool {
 
   void SetState(py::handle index, py::handle qpos, py::handle qvel) {
     const int i = CheckIndex(index);
-    long nq, nv, obs_stride;
-    {
-      const Task& task = Open().task();
-      nq = task.model()->nq;
-      nv = task.model()->nv;
-      obs_stride = task.num_agents() * task.obs_dim();
-    }
-    auto p = CheckStateArray(qpos, nq, "qpos");
-    auto v = CheckStateArray(qvel, nv, "qvel");
+    const Task& task = *task_;
+    const long nq = task.model()->nq, nv = task.model()->nv;
+    const long obs_stride = task.num_agents() * task.obs_dim();
+    // Copied (and checked as copied) with the GIL held, like the actions.
+    std::vector<double> p = CopyFiniteState(CheckStateArray(qpos, nq, "qpos"), "qpos");
+    std::vector<double> v = CopyFiniteState(CheckStateArray(qvel, nv, "qvel"), "qvel");
     bool failed = false;
     MujocoReport report;
     {
@@ -318,11 +345,41 @@ class PyWorldPool {
   std::shared_ptr<const Task> task_;
   std::unique_ptr<WorldPool> pool_;
   std::mutex mutex_;
+  std::vector<py::ssize_t> action_shape_;  // [num_envs, num_agents, act_dim]
+  std::vector<float> actions_;             // the pool's copy of the last actions (under mutex_)
   py::array_t<float> obs_, final_obs_, reward_;
   py::array_t<bool> terminated_, truncated_, unstable_;
   py::array_t<double> info_, final_info_;
   py::array_t<std::uint8_t> reset_kind_;
   py::array_t<std::int32_t> elapsed_;
+
+ private:
+  // Copies `count` floats, raising ValueError at the first non-finite value
+  // of the copy (what the worlds would read).
+  static void CopyFinite(const float* source, float* target, std::size_t count,
+                         const std::vector<py::ssize_t>& shape) {
+    std::copy(source, source + count, target);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!std::isfinite(target[k])) {
+        std::ostringstream msg;
+        msg << "actions should be finite, got " << target[k] << " at index "
+            << IndexString(shape, static_cast<py::ssize_t>(k));
+        throw py::value_error(msg.str());
+      }
+    }
+  }
+
+  static std::vector<double> CopyFiniteState(const py::array_t<double, py::array::c_style>& array,
+                                             const char* what) {
+    std::vector<double> copy(array.data(), array.data() + array.size());
+    for (std::size_t k = 0; k < copy.size(); ++k) {
+      if (!std::isfinite(copy[k])) {
+        throw py::value_error(std::string(what) + " should be finite, got " +
+                              std::to_string(copy[k]) + " at index " + std::to_string(k));
+      }
+    }
+    return copy;
+  }
 };
 
 
