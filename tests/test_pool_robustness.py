@@ -193,3 +193,33 @@ def test_set_option_with_a_reentrant_float_does_not_deadlock(reentry):
             "rejected: WorldPool is closed; expected an open pool (create a new one)", "done True"]
     else:
         assert proc.stdout.splitlines() == ["done False"]
+
+
+# -- interpreter exit with a daemon thread inside step_all -------------------------
+
+
+@pytest.mark.parametrize("frame_skip, delay", [(1, "0.05"), (5, "0.13"), (20, "0.3")])
+def test_exit_while_a_daemon_thread_is_stepping(frame_skip, delay):
+    proc = run_python("""
+        import sys, threading, time
+        import numpy as np
+        import joltgym_marl as jm
+
+        n = 256
+        pool = jm.WorldPool("humanoid", n, num_threads=2, frame_skip=int(sys.argv[1]))
+        pool.reset_all(seed=0)
+        actions = np.zeros((n, pool.act_dim), np.float32)
+        started = threading.Event()
+
+        def loop():
+            started.set()
+            while True:
+                pool.step_all(actions)
+
+        threading.Thread(target=loop, daemon=True).start()
+        started.wait()
+        time.sleep(float(sys.argv[2]))
+        print("exiting")
+    """, str(frame_skip), delay, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout == "exiting\n"

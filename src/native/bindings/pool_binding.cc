@@ -16,6 +16,7 @@
 #include "checks.h"
 #include "common.h"
 #include "diagnostics.h"
+#include "gil.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
@@ -69,8 +70,8 @@ class PyWorldPool {
     const std::string owner = "WorldPool('" + task_name + "')";
     ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
-    const std::shared_ptr<const Task>& task = task_;
-    const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
+    const Task& task = *task_;
+    const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
     obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
     final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
     reward_ = PoolArray<float>({py::ssize_t{n}, a});
@@ -81,12 +82,9 @@ class PyWorldPool {
     reset_kind_ = PoolArray<std::uint8_t>({py::ssize_t{n}});
     unstable_ = PoolArray<bool>({py::ssize_t{n}});
     elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
-    action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task->act_dim()}};
-    actions_.assign(static_cast<std::size_t>(n) * a * task->act_dim(), 0.0f);
-    {
-      py::gil_scoped_release release;
-      pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
-    }
+    action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
+    actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
+    WithoutGil([&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
     PoolBuffers b;
     b.obs = obs_.mutable_data();
     b.reward = reward_.mutable_data();
@@ -114,14 +112,13 @@ class PyWorldPool {
     const bool reseed = !seed.is_none() || !seeded_;
     const std::uint64_t base = reseed ? SeedOrRandom(seed) : 0;
     std::vector<std::pair<int, MujocoReport>> reports;
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
       if (pool_) {
         pool_->ResetAll(reseed, base);
         pool_->TakeReports(reports);
       }
-    }
+    });
     Open();
     seeded_ = true;
     RaiseReports(reports, "reset_all()", kResetHint, true);
@@ -133,14 +130,13 @@ class PyWorldPool {
     const bool reseed = !seed.is_none();
     const std::uint64_t s = reseed ? SeedOrRandom(seed) : 0;
     std::vector<std::pair<int, MujocoReport>> reports;
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
       if (pool_) {
         pool_->ResetOne(i, reseed, s);
         pool_->TakeReports(reports);
       }
-    }
+    });
     Open();
     RaiseReports(reports, "reset_one()", kResetHint, true);
     return obs_[py::int_(i)];
@@ -183,8 +179,7 @@ class PyWorldPool {
       staged.resize(count);
       CopyFinite(source, staged.data(), count, shape);
     }
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       if (!lock.owns_lock()) {
         lock.lock();
         std::copy(staged.begin(), staged.end(), actions_.begin());
@@ -199,7 +194,7 @@ class PyWorldPool {
         }
       }
       lock.unlock();
-    }
+    });
     Open();  // raises if closed meanwhile
     if (failed) {
       throw StateError("step_all() called after a MuJoCo error in world " +
@@ -218,24 +213,19 @@ class PyWorldPool {
   // Python thread is running.
   py::tuple GetState(py::handle index) {
     const int i = CheckIndex(index);
-    long nq, nv;
-    {
-      const mjModel* m = Open().task().model();
-      nq = m->nq;
-      nv = m->nv;
-    }
+    const mjModel* m = Open().task().model();
+    const long nq = m->nq, nv = m->nv;
     py::array_t<double> qpos(nq), qvel(nv);
     double* p = qpos.mutable_data();
     double* v = qvel.mutable_data();
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
       if (pool_) {
         const mjData* d = pool_->world(i).data();
         std::copy(d->qpos, d->qpos + nq, p);
         std::copy(d->qvel, d->qvel + nv, v);
       }
-    }
+    });
     Open();
     return py::make_tuple(qpos, qvel);
   }
@@ -250,8 +240,7 @@ class PyWorldPool {
     std::vector<double> v = CopyFiniteState(CheckStateArray(qvel, nv, "qvel"), "qvel");
     bool failed = false;
     MujocoReport report;
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
       if (pool_) {
         World& world = pool_->world(i);
@@ -262,7 +251,7 @@ class PyWorldPool {
           world.report().Clear();
         }
       }
-    }
+    });
     Open();
     if (failed) {
       throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
@@ -281,17 +270,15 @@ class PyWorldPool {
     options[name.c_str()] = value;
     const auto writes = ConvertOptions(*task_, options);
     const int only = index.is_none() ? -1 : CheckIndex(index);
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_) {
-        std::vector<double*> scratches;
-        for (int i = 0; i < pool_->num_envs(); ++i) {
-          if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
-        }
-        WriteOptions(writes, scratches);
+      if (!pool_) return;
+      std::vector<double*> scratches;
+      for (int i = 0; i < pool_->num_envs(); ++i) {
+        if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
       }
-    }
+      WriteOptions(writes, scratches);
+    });
     Open();  // raises if the conversion closed the pool
   }
 
@@ -301,16 +288,12 @@ class PyWorldPool {
   // that holds the GIL (properties, argument checks) from seeing a dangling
   // pool.
   void Close() {
-    std::unique_ptr<WorldPool> doomed;
-    {
-      py::gil_scoped_release release;
+    WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex_);
-      {
-        py::gil_scoped_acquire acquire;
-        doomed = std::move(pool_);
-      }
+      std::unique_ptr<WorldPool> doomed;
+      WithGil([&] { doomed = std::move(pool_); });
       doomed.reset();  // joins the worker threads, GIL released
-    }
+    });
   }
 
   WorldPool& Open() const {
@@ -381,7 +364,6 @@ class PyWorldPool {
     return copy;
   }
 };
-
 
 }  // namespace
 
