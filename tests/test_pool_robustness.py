@@ -223,3 +223,76 @@ def test_exit_while_a_daemon_thread_is_stepping(frame_skip, delay):
     """, str(frame_skip), delay, timeout=120)
     assert proc.returncode == 0, describe(proc)
     assert proc.stdout == "exiting\n"
+
+
+# -- threads: creation failures and the CPU cap ---------------------------------------
+
+
+def cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def process_threads() -> int:
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("Threads:")).split()[1])
+
+
+def test_num_threads_is_capped_at_the_cpus_and_num_envs():
+    with WorldPool("half_cheetah", 64, num_threads=64) as pool:
+        assert pool.num_threads == min(64, cpus())
+    with WorldPool("half_cheetah", 64) as pool:
+        assert pool.num_threads == cpus()
+    with WorldPool("half_cheetah", 1, num_threads=64) as pool:
+        assert pool.num_threads == 1
+
+
+@pytest.mark.skipif(cpus() < 2 or not os.path.exists("/proc/self/status"),
+                    reason="needs 2 CPUs (a worker thread) and /proc")
+def test_a_thread_that_cannot_start_raises_after_joining_the_others():
+    from joltgym_marl import _core
+    before = process_threads()
+    _core._test_fail_thread_starts(1)
+    try:
+        with pytest.raises(RuntimeError, match=r"could not start native worker thread 1 of 1 \("
+                                               r"Resource temporarily unavailable\); expected the "
+                                               r"system to allow 1 more threads"):
+            WorldPool("half_cheetah", 4, num_threads=2)
+    finally:
+        _core._test_fail_thread_starts(0)
+    assert process_threads() == before
+    with WorldPool("half_cheetah", 4, num_threads=2) as pool:
+        pool.reset_all(seed=0)
+        pool.step_all(np.zeros((4, 6), np.float32))
+
+
+@pytest.mark.skipif(cpus() < 2, reason="needs 2 CPUs (a worker thread)")
+def test_an_address_space_limit_raises_instead_of_crashing():
+    """Under RLIMIT_AS (which binds root too, unlike RLIMIT_NPROC) thread stacks,
+    MuJoCo's compiler and its allocations fail: each is an exception, never an abort."""
+    proc = run_python("""
+        import resource
+        import numpy as np
+        import joltgym_marl as jm
+
+        def vm_size():
+            with open("/proc/self/status") as f:
+                return int(next(l for l in f if l.startswith("VmSize")).split()[1]) * 1024
+
+        outcomes = []
+        for slack_mb in (1, 4, 6, 12, 24):
+            resource.setrlimit(resource.RLIMIT_AS, (vm_size() + slack_mb * 2**20,
+                                                    resource.RLIM_INFINITY))
+            try:
+                with jm.WorldPool("half_cheetah", 2, num_threads=2) as pool:
+                    pool.reset_all(seed=0)
+                    pool.step_all(np.zeros((2, 6), np.float32))
+                outcomes.append("ok")
+            except (RuntimeError, MemoryError) as e:
+                outcomes.append(type(e).__name__)
+            resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        with jm.WorldPool("half_cheetah", 2, num_threads=2) as pool:
+            pool.reset_all(seed=0)
+        print(" ".join(outcomes))
+    """, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    assert set(proc.stdout.split()) <= {"ok", "RuntimeError", "MemoryError"}, proc.stdout

@@ -714,8 +714,10 @@ def test_create_and_close_many_pools_leaks_no_threads():
 def test_pools_own_native_threads_until_closed():
     native = process_threads()
     pools = [WorldPool("half_cheetah", 8, num_threads=3) for _ in range(4)]
-    # num_threads counts the caller: two workers per pool.
-    assert process_threads() == native + 4 * 2
+    # num_threads counts the caller (and is capped at the CPUs): num_threads - 1 workers per pool.
+    workers = pools[0].num_threads - 1
+    assert pools[0].num_threads == min(3, len(os.sched_getaffinity(0)))
+    assert process_threads() == native + 4 * workers
     for pool in pools:
         pool.close()
     assert wait_for_threads(native) == native

@@ -204,6 +204,7 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
   }
   mjModel* model = nullptr;
   MujocoReport report;
+  arena->compiler.usethread = 0;  // compile on this thread (see LoadModel)
   const bool ok = GuardMujoco([&] { model = mj_compile(arena.get(), nullptr); }, &report);
   if (model != nullptr) {
     out.model = ModelPtr(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });

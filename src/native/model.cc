@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -171,15 +172,31 @@ ModelPtr LoadModel(const std::string& path, bool simulated) {
   char error[1024] = "";
   mjModel* model = nullptr;
   MujocoReport report;
+  // Parsed, then compiled on this thread (mj_loadXML's two steps, with the
+  // compiler's `usethread` off): the compiler's own worker threads throw
+  // std::system_error out of libmujoco when the system refuses a thread, and
+  // an exception from its bundled C++ runtime cannot be caught here: the
+  // process would abort.
   const bool ok = GuardMujoco(
-      [&] { model = mj_loadXML(path.c_str(), nullptr, error, sizeof(error)); }, &report);
+      [&] {
+        mjSpec* spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error));
+        if (spec == nullptr) return;
+        spec->compiler.usethread = 0;
+        model = mj_compile(spec, nullptr);
+        if (model == nullptr) std::snprintf(error, sizeof(error), "%s", mjs_getError(spec));
+        mj_deleteSpec(spec);
+      },
+      &report);
   if (!ok) {
     if (model != nullptr) mj_deleteModel(model);
     throw MujocoError("MuJoCo failed loading MJCF file '" + path + "': " + report.error_message,
                       report.error == MujocoReport::Error::kOutOfMemory);
   }
   if (model == nullptr) {
-    throw BadValue("MJCF file '" + path + "' could not be compiled: " + error);
+    const std::string message = "MJCF file '" + path + "' could not be compiled: " + error;
+    // The system's memory, not the file's: MemoryError.
+    if (std::strstr(error, "ould not allocate") != nullptr) throw MujocoError(message, true);
+    throw BadValue(message);
   }
   ModelPtr owned(model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
   if (simulated) RequirePositiveTimestep(model, path);
