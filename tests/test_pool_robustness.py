@@ -296,3 +296,62 @@ def test_an_address_space_limit_raises_instead_of_crashing():
     """, timeout=120)
     assert proc.returncode == 0, describe(proc)
     assert set(proc.stdout.split()) <= {"ok", "RuntimeError", "MemoryError"}, proc.stdout
+
+
+# -- fork -----------------------------------------------------------------------------
+
+FORK_CHILD = """
+    import os, sys, warnings
+    import numpy as np
+    import joltgym_marl as jm
+    warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork() of a threaded process
+
+    mode = sys.argv[1]
+    pool = jm.WorldPool("half_cheetah", 4, num_threads=2)
+    pool.reset_all(seed=0)
+    actions = np.full((4, 6), 0.3, np.float32)
+    pool.step_all(actions)
+
+    def child():
+        if mode in ("use", "mp"):
+            for _ in range(3):
+                pool.step_all(actions)
+            print("child", pool.obs.tobytes().hex()[:64], flush=True)
+            pool.close()
+        elif mode == "close":
+            pool.close()
+        # "finalize": the interpreter tears the pool down at exit
+
+    if mode == "mp":
+        import multiprocessing
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        process.join(60)
+        assert process.exitcode == 0, process.exitcode
+    else:
+        pid = os.fork()
+        if pid == 0:
+            child()
+            if mode == "finalize":
+                sys.exit(0)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, status
+    # The parent's pool is untouched and still works.
+    for _ in range(3):
+        pool.step_all(actions)
+    print("parent", pool.obs.tobytes().hex()[:64], flush=True)
+    pool.close()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("mode", ["use", "close", "finalize", "mp"])
+def test_a_pool_in_a_forked_child(mode):
+    proc = run_python(FORK_CHILD, mode, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    lines = proc.stdout.splitlines()
+    assert lines[-1].startswith("parent ")
+    if mode in ("use", "mp"):
+        # The child restarted the workers and computed what the parent did.
+        assert lines == ["child " + lines[-1].split()[1], lines[-1]]

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "fork_guard.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -138,12 +139,23 @@ struct ThreadPool::Crew {
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(num_threads < 1 ? 1 : num_threads),
+      fork_generation_(ForkGeneration()),
       crew_(std::make_unique<Crew>(num_threads_ - 1)) {}
 
-ThreadPool::~ThreadPool() = default;
+ThreadPool::~ThreadPool() {
+  // In a forked child the parent's workers do not exist: joining them, or
+  // notifying a condition variable they waited on, would never return.
+  if (ForkGeneration() != fork_generation_) (void)crew_.release();
+}
 
 void ThreadPool::ParallelFor(int count, Fn fn, void* context) {
   if (count <= 0) return;
+  if (ForkGeneration() != fork_generation_) {
+    // A forked child: abandon the parent's crew untouched and start anew.
+    (void)crew_.release();
+    crew_ = std::make_unique<Crew>(num_threads_ - 1);
+    fork_generation_ = ForkGeneration();
+  }
   if (crew_->workers.empty() || count == 1) {
     for (int i = 0; i < count; ++i) fn(context, i);
     return;

@@ -7,6 +7,11 @@
 // workers spin briefly for the next job before sleeping on a condition
 // variable, which keeps back-to-back steps cheap without burning a core while
 // the caller runs Python.
+//
+// In a child process made by fork() (where the workers do not exist), the
+// pool abandons the parent's workers and their synchronization without
+// touching them and starts new ones on the next ParallelFor; destroying it
+// there never joins or waits (see fork_guard.h).
 #pragma once
 
 #include <cstdint>
@@ -22,14 +27,15 @@ class ThreadPool {
   // Throws std::runtime_error, after stopping and joining the workers already
   // started, if a worker thread cannot be created.
   explicit ThreadPool(int num_threads);
-  ~ThreadPool();  // joins the workers
+  ~ThreadPool();  // joins the workers (not in a forked child: see above)
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
 
   // Runs fn over [0, count) and returns when every item is done. Not
-  // reentrant: one ParallelFor at a time per pool.
+  // reentrant: one ParallelFor at a time per pool. In a forked child it first
+  // restarts the workers (and throws like the constructor if it cannot).
   void ParallelFor(int count, Fn fn, void* context);
 
   template <typename Body>
@@ -46,6 +52,7 @@ class ThreadPool {
   struct Crew;  // the workers and everything they synchronize on
 
   int num_threads_;
+  std::uint64_t fork_generation_;
   std::unique_ptr<Crew> crew_;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../fork_guard.h"
 #include "../thread_pool.h"
 #include "../world_pool.h"
 #include "checks.h"
@@ -316,7 +317,23 @@ class PyWorldPool {
     });
   }
 
-  std::mutex& Mutex() { return mutex_; }
+  ~PyWorldPool() {
+    // Finalized in a forked child: never destroy a mutex a vanished thread
+    // may hold (the pool's threads are abandoned likewise, see ThreadPool).
+    if (fork_generation_ != ForkGeneration()) (void)mutex_.release();
+  }
+
+  // The pool's mutex, with the GIL held (every call takes it through here
+  // before releasing the GIL, so a forked child replaces it only once).
+  std::mutex& Mutex() {
+    const std::uint64_t generation = ForkGeneration();
+    if (generation != fork_generation_) {
+      (void)mutex_.release();
+      mutex_ = std::make_unique<std::mutex>();
+      fork_generation_ = generation;
+    }
+    return *mutex_;
+  }
 
   WorldPool& Open() const {
     if (!pool_) throw StateError("WorldPool is closed; expected an open pool (create a new one)");
@@ -349,7 +366,10 @@ class PyWorldPool {
   bool seeded_ = false;
   std::shared_ptr<const Task> task_;
   std::unique_ptr<WorldPool> pool_;
-  std::mutex mutex_;
+  // Serializes native calls. Replaced (the old one leaked) in a forked child,
+  // where a thread of the parent may have held it at the fork.
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  std::uint64_t fork_generation_ = ForkGeneration();
   std::vector<py::ssize_t> action_shape_;  // [num_envs, num_agents, act_dim]
   std::vector<float> actions_;             // the pool's copy of the last actions (under mutex_)
   py::array_t<float> obs_, final_obs_, reward_;
@@ -404,6 +424,10 @@ briefly for the next job (64 threads on 2 CPUs ran 8.7x slower than 2). The
 default is that cap; .num_threads reports the count in use. If the system
 refuses a worker thread, the constructor stops the ones it started and raises
 RuntimeError.
+
+In a child process made by fork() (multiprocessing's "fork" context) the
+pool is usable: its worker threads, which do not survive fork, are restarted
+on first use, and closing or finalizing it there never waits on the parent's.
 
 The result buffers (obs, rewards, ...) are the same NumPy arrays after every
 call, writable views of memory the pool owns; they cannot be resized.
