@@ -9,9 +9,12 @@
 // parks such a thread instead, as CPython 3.14 does, until the process ends.
 #pragma once
 
-#include <cxxabi.h>
 #include <pybind11/pybind11.h>
 #include <unistd.h>
+
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>  // abi::__forced_unwind: glibc's pthread_exit unwinds with it
+#endif
 
 namespace joltgym::bindings {
 
@@ -32,11 +35,15 @@ inline bool InterpreterFinalizing() {
 // between that check and the GIL handover).
 inline void AcquireGil(PyThreadState* state) {
   if (InterpreterFinalizing()) ParkForever();
+#if defined(__GLIBCXX__)
   try {
     PyEval_RestoreThread(state);
   } catch (abi::__forced_unwind&) {
     ParkForever();  // never unwinds through pybind11's or our frames
   }
+#else
+  PyEval_RestoreThread(state);
+#endif
 }
 
 // Runs fn() with the GIL released. fn must not touch Python objects; C++

@@ -39,20 +39,12 @@ py::array_t<T> PoolArray(std::vector<py::ssize_t> shape) {
   return py::array_t<T>(std::move(shape), data, owner);
 }
 
-// "(1, 0, 3)": the index of `flat` in a C-order array of `shape`.
-std::string IndexString(const std::vector<py::ssize_t>& shape, py::ssize_t flat) {
-  std::vector<py::ssize_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return ShapeString(index);
-}
-
 // CPUs this process may run on (its affinity mask), at least 1.
 int AvailableCpus() {
+#if defined(__linux__)
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -191,10 +183,10 @@ class PyWorldPool {
     std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
     std::vector<float> staged;  // only when another thread is inside the pool
     if (lock.owns_lock()) {
-      CopyFinite(source, actions_.data(), count, shape);
+      CopyFinite(source, actions_.data(), count, shape, "actions");
     } else {
       staged.resize(count);
-      CopyFinite(source, staged.data(), count, shape);
+      CopyFinite(source, staged.data(), count, shape, "actions");
     }
     WithoutGil([&] {
       if (!lock.owns_lock()) {
@@ -254,8 +246,11 @@ class PyWorldPool {
     const long nq = task.model()->nq, nv = task.model()->nv;
     const long obs_stride = task.num_agents() * task.obs_dim();
     // Copied (and checked as copied) with the GIL held, like the actions.
-    std::vector<double> p = CopyFiniteState(CheckStateArray(qpos, nq, "qpos"), "qpos");
-    std::vector<double> v = CopyFiniteState(CheckStateArray(qvel, nv, "qvel"), "qvel");
+    auto checked_p = CheckStateArray(qpos, nq, "qpos");
+    auto checked_v = CheckStateArray(qvel, nv, "qvel");
+    std::vector<double> p(nq), v(nv);
+    CopyFinite(checked_p.data(), p.data(), p.size(), "qpos");
+    CopyFinite(checked_v.data(), v.data(), v.size(), "qvel");
     bool failed = false;
     MujocoReport report;
     std::mutex& mutex = Mutex();
@@ -378,33 +373,6 @@ class PyWorldPool {
   py::array_t<std::uint8_t> reset_kind_;
   py::array_t<std::int32_t> elapsed_;
 
- private:
-  // Copies `count` floats, raising ValueError at the first non-finite value
-  // of the copy (what the worlds would read).
-  static void CopyFinite(const float* source, float* target, std::size_t count,
-                         const std::vector<py::ssize_t>& shape) {
-    std::copy(source, source + count, target);
-    for (std::size_t k = 0; k < count; ++k) {
-      if (!std::isfinite(target[k])) {
-        std::ostringstream msg;
-        msg << "actions should be finite, got " << target[k] << " at index "
-            << IndexString(shape, static_cast<py::ssize_t>(k));
-        throw py::value_error(msg.str());
-      }
-    }
-  }
-
-  static std::vector<double> CopyFiniteState(const py::array_t<double, py::array::c_style>& array,
-                                             const char* what) {
-    std::vector<double> copy(array.data(), array.data() + array.size());
-    for (std::size_t k = 0; k < copy.size(); ++k) {
-      if (!std::isfinite(copy[k])) {
-        throw py::value_error(std::string(what) + " should be finite, got " +
-                              std::to_string(copy[k]) + " at index " + std::to_string(k));
-      }
-    }
-    return copy;
-  }
 };
 
 }  // namespace

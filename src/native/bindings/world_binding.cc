@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../errors.h"
 #include "../world.h"
@@ -26,6 +27,7 @@ class PyWorld {
     ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, limit);
     world_ = std::make_unique<World>(task_, limit);
+    actions_.assign(static_cast<std::size_t>(task_->num_agents()) * task_->act_dim(), 0.0f);
     RaiseConstructionWarnings(owner);
     RaiseReport(world_->report(), owner, "reset()");
     decoder_ = std::make_unique<InfoDecoder>(task_->info_layout());
@@ -68,8 +70,10 @@ class PyWorld {
     if (!world_->has_episode()) {
       throw StateError("step() called before reset(); expected reset() first");
     }
+    // Stepped from the world's own copy, checked as copied (see CopyFinite).
     auto checked = CheckFloatArray(actions, shape, what);
-    world_->Step(checked.data(), obs_.mutable_data(), reward_.mutable_data(),
+    CopyFinite(checked.data(), actions_.data(), actions_.size(), shape, what);
+    world_->Step(actions_.data(), obs_.mutable_data(), reward_.mutable_data(),
                  terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
     RaiseReport(world_->report(), "step()", "reset()");
   }
@@ -79,7 +83,10 @@ class PyWorld {
     const mjModel* m = task_->model();
     auto p = CheckStateArray(qpos, m->nq, "qpos");
     auto v = CheckStateArray(qvel, m->nv, "qvel");
-    world_->SetState(p.data(), v.data(), obs_.mutable_data());
+    std::vector<double> state(static_cast<std::size_t>(m->nq + m->nv));
+    CopyFinite(p.data(), state.data(), m->nq, "qpos");
+    CopyFinite(v.data(), state.data() + m->nq, m->nv, "qvel");
+    world_->SetState(state.data(), state.data() + m->nq, obs_.mutable_data());
     RaiseReport(world_->report(), "set_state()", "reset()");
   }
 
@@ -122,6 +129,7 @@ class PyWorld {
   std::shared_ptr<const Task> task_;
   std::unique_ptr<World> world_;
   std::unique_ptr<InfoDecoder> decoder_;
+  std::vector<float> actions_;  // the world's copy of the last actions
   bool seeded_ = false;
 };
 
