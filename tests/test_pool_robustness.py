@@ -355,3 +355,43 @@ def test_a_pool_in_a_forked_child(mode):
     if mode in ("use", "mp"):
         # The child restarted the workers and computed what the parent did.
         assert lines == ["child " + lines[-1].split()[1], lines[-1]]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fork_while_another_thread_is_inside_the_pool():
+    """At the fork another thread holds the pool's lock and its workers are busy:
+    the child must not wait for either."""
+    proc = run_python("""
+        import os, threading, time, warnings
+        import numpy as np
+        import joltgym_marl as jm
+        warnings.simplefilter("ignore", DeprecationWarning)
+
+        pool = jm.WorldPool("humanoid", 64, num_threads=2, frame_skip=20)
+        pool.reset_all(seed=0)
+        actions = np.zeros((64, pool.act_dim), np.float32)
+        stop = threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                pool.step_all(actions)
+
+        thread = threading.Thread(target=loop)
+        thread.start()
+        time.sleep(0.1)
+        pid = os.fork()
+        if pid == 0:
+            pool.step_all(actions)
+            pool.reset_all(seed=1)
+            pool.step_all(actions)
+            print("child", bool(np.isfinite(pool.obs).all()), flush=True)
+            pool.close()
+            os._exit(0)
+        stop.set()
+        thread.join()
+        _, status = os.waitpid(pid, 0)
+        print("parent", os.waitstatus_to_exitcode(status))
+        pool.close()
+    """, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.splitlines() == ["child True", "parent 0"]
