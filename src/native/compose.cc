@@ -36,8 +36,8 @@ SpecPtr Parse(const std::string& path) {
   char error[1024] = "";
   mjSpec* spec = nullptr;
   MujocoReport report;
-  const bool ok =
-      GuardMujoco([&] { spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error)); }, &report);
+  const bool ok = GuardMujoco(
+      [&] { spec = mj_parseXML(path.c_str(), nullptr, error, sizeof(error)); }, &report);
   SpecPtr owned(spec, mj_deleteSpec);
   Settle(ok, report, "parsing MJCF file '" + path + "'");
   if (spec == nullptr) throw BadValue("MJCF file '" + path + "' could not be parsed: " + error);
@@ -47,7 +47,7 @@ SpecPtr Parse(const std::string& path) {
 std::string BodyName(const mjModel* m, int body) {
   const char* name = mj_id2name(m, mjOBJ_BODY, body);
   return name != nullptr && name[0] != '\0' ? "'" + std::string(name) + "'"
-                                             : "#" + std::to_string(body);
+                                            : "#" + std::to_string(body);
 }
 
 // What composition and the games rely on: `root_body` is the robot's first
@@ -226,8 +226,8 @@ ComposedModel ComposeWorld(const std::string& arena_path, const std::string& rob
                       a.body_base + robot->nbody - 1 <= model->nbody;
     a.qpos_base = contiguous ? model->jnt_qposadr[first_joint] : 0;
     a.qvel_base = contiguous ? model->jnt_dofadr[first_joint] : 0;
-    contiguous = contiguous && a.qpos_base + robot->nq <= model->nq &&
-                 a.qvel_base + robot->nv <= model->nv;
+    contiguous =
+        contiguous && a.qpos_base + robot->nq <= model->nq && a.qvel_base + robot->nv <= model->nv;
     a.actuator_base = -1;
     for (int i = 0; contiguous && i < model->nu && a.actuator_base < 0; ++i) {
       const int joint = model->actuator_trnid[2 * i];

@@ -82,7 +82,8 @@ void WriteOptions(const std::vector<std::pair<int, double>>& writes,
   }
 }
 
-void ApplyOptions(const Task& task, const py::object& options, const std::vector<double*>& scratches) {
+void ApplyOptions(const Task& task, const py::object& options,
+                  const std::vector<double*>& scratches) {
   WriteOptions(ConvertOptions(task, options), scratches);
 }
 

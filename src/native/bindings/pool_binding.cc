@@ -91,7 +91,8 @@ class PyWorldPool {
     elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
     action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
     actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
-    WithoutGil([&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
+    WithoutGil(
+        [&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
     PoolBuffers b;
     b.obs = obs_.mutable_data();
     b.reward = reward_.mutable_data();
@@ -372,7 +373,6 @@ class PyWorldPool {
   py::array_t<double> info_, final_info_;
   py::array_t<std::uint8_t> reset_kind_;
   py::array_t<std::int32_t> elapsed_;
-
 };
 
 }  // namespace
@@ -380,7 +380,8 @@ class PyWorldPool {
 void DefinePool(py::module_& m) {
   m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
         "Test hook: the next `count` native worker threads fail to start.");
-  py::class_<PyWorldPool> pool(m, "WorldPool", R"(N worlds of one task stepped in parallel on native threads.
+  py::class_<PyWorldPool> pool(m, "WorldPool",
+                               R"(N worlds of one task stepped in parallel on native threads.
 
 WorldPool(task, num_envs, *, num_threads=None, max_episode_steps=1000,
           autoreset_mode="next_step", **task_kwargs)
@@ -401,7 +402,7 @@ The result buffers (obs, rewards, ...) are the same NumPy arrays after every
 call, writable views of memory the pool owns; they cannot be resized.
 MuJoCo errors raise MemoryError or MujocoError and leave the failed worlds
 waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
-                                py::dynamic_attr());
+                               py::dynamic_attr());
   pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
                        py::handle max_episode_steps, const std::string& autoreset_mode,
                        py::kwargs kwargs) {

@@ -13,7 +13,8 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-constexpr const char* kDoc = R"(Sumo: two Ants push each other out of a ring, in one shared MuJoCo world.
+constexpr const char* kDoc =
+    R"(Sumo: two Ants push each other out of a ring, in one shared MuJoCo world.
 
 =================  ============================================================
 Agents             ``ant_0``, ``ant_1``
