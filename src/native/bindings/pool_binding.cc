@@ -298,11 +298,12 @@ class PyWorldPool {
     Open();  // raises if the conversion closed the pool
   }
 
-  // Lock order: the mutex (GIL released), then the GIL. Stepping releases the
-  // GIL before taking the mutex and never waits for the GIL while holding it,
-  // so this cannot deadlock; taking the GIL for the swap keeps every reader
-  // that holds the GIL (properties, argument checks) from seeing a dangling
-  // pool.
+  // Lock order: the mutex (GIL released), then the GIL. No call waits for
+  // the mutex while holding the GIL (step_all only try_locks it then, to copy
+  // the actions, and otherwise waits with the GIL released) or runs Python
+  // while holding the mutex, so this cannot deadlock; taking the GIL for the
+  // swap keeps every reader that holds the GIL (properties, argument checks)
+  // from seeing a dangling pool.
   void Close() {
     std::mutex& mutex = Mutex();
     WithoutGil([&] {
