@@ -44,7 +44,10 @@ bool MentionsMemory(const std::string& message) {
   std::string lower(message);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* marker : {"out of memory", "allocate", "insufficient", "memory"}) {
+  // MuJoCo's texts for an exhausted stack or arena and a failed allocation
+  // (not, say, "keyframes allocated in model").
+  for (const char* marker : {"out of memory", "could not allocate", "allocation failed",
+                             "insufficient memory", "insufficient arena memory"}) {
     if (lower.find(marker) != std::string::npos) return true;
   }
   return false;
