@@ -132,8 +132,6 @@ std::string CompileError(mjSpec* spec) {
   return message ? message : "unknown error";
 }
 
-}  // namespace
-
 const char* JointTypeName(int type) {
   switch (type) {
     case mjJNT_FREE:
@@ -147,6 +145,8 @@ const char* JointTypeName(int type) {
   }
   return "unknown";
 }
+
+}  // namespace
 
 void RequireRootJoint(const ComposedModel& world, const std::string& robot_path, bool allow_free,
                       bool allow_slide_x, const std::string& game) {
