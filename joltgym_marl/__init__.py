@@ -23,6 +23,8 @@ from joltgym_marl.vector import NativeVectorEnv  # noqa: E402
 WorldPool = _core.WorldPool
 MultiAgentEnv = _core.MultiAgentEnv
 StateError = _core.StateError
+MujocoError = _core.MujocoError  # a RuntimeError; MemoryError when MuJoCo ran out of memory
+MujocoWarning = _core.MujocoWarning  # a RuntimeWarning
 
 globals().update({cls.__name__: cls for cls in CORE_CLASSES.values()})
 globals().update(MULTI_AGENT_ENVS)
@@ -34,6 +36,8 @@ register_envs()
 __all__ = [
     "ASSET_DIR",
     "MULTI_AGENT_ENVS",
+    "MujocoError",
+    "MujocoWarning",
     "MultiAgentEnv",
     "NativeVectorEnv",
     "Outcome",

@@ -43,10 +43,20 @@ struct ComposedModel {
 // `root_body` names the robot's root body in `robot_path`. With
 // `agents_collide`, geoms of different agents touch; otherwise agents only
 // touch the arena. Throws FileNotFound / std::invalid_argument with MuJoCo's
-// message on bad files.
+// message on bad files, and std::invalid_argument naming the robot file when
+// it is not a robot: `root_body` must be its first body with every other body
+// under it, carry its first joint, and its actuators (at least one) must
+// drive joints. Every size (nq, nv, nu, bodies) comes from the compiled
+// robot; ComposedModel::robot holds it.
 ComposedModel ComposeWorld(const std::string& arena_path, const std::string& robot_path,
                            const std::string& root_body, const std::string& agent_prefix,
                            const std::vector<Placement>& placements, bool agents_collide);
+
+// Throws std::invalid_argument naming `robot_path` and `game` unless the
+// robot's root joint is of an allowed kind: a free joint, or a slide joint
+// along x (HalfCheetah's rootx, whose qpos is the x position).
+void RequireRootJoint(const ComposedModel& world, const std::string& robot_path, bool allow_free,
+                      bool allow_slide_x, const std::string& game);
 
 // Adds a robot's reset noise after mj_resetData, as its single-agent task
 // does (HalfCheetah-v5 / Ant-v5): qpos0 + U(-scale, scale) on its nq

@@ -23,4 +23,16 @@ class StateError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+// MuJoCo raised an error (mju_error) during a call: Python MemoryError when
+// it ran out of memory, joltgym_marl.MujocoError (a RuntimeError) otherwise.
+class MujocoError : public std::runtime_error {
+ public:
+  MujocoError(const std::string& message, bool out_of_memory)
+      : std::runtime_error(message), out_of_memory_(out_of_memory) {}
+  bool out_of_memory() const { return out_of_memory_; }
+
+ private:
+  bool out_of_memory_;
+};
+
 }  // namespace joltgym

@@ -7,14 +7,15 @@
 // workers spin briefly for the next job before sleeping on a condition
 // variable, which keeps back-to-back steps cheap without burning a core while
 // the caller runs Python.
+//
+// In a child process made by fork() (where the workers do not exist), the
+// pool abandons the parent's workers and their synchronization without
+// touching them and starts new ones on the next ParallelFor; destroying it
+// there never joins or waits (see fork_guard.h).
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <memory>
 
 namespace joltgym {
 
@@ -23,15 +24,18 @@ class ThreadPool {
   // A job: fn(context, item) for item in [0, count).
   using Fn = void (*)(void* context, int item);
 
+  // Throws std::runtime_error, after stopping and joining the workers already
+  // started, if a worker thread cannot be created.
   explicit ThreadPool(int num_threads);
-  ~ThreadPool();  // joins the workers
+  ~ThreadPool();  // joins the workers (not in a forked child: see above)
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return num_threads_; }
 
   // Runs fn over [0, count) and returns when every item is done. Not
-  // reentrant: one ParallelFor at a time per pool.
+  // reentrant: one ParallelFor at a time per pool. In a forked child it first
+  // restarts the workers (and throws like the constructor if it cannot).
   void ParallelFor(int count, Fn fn, void* context);
 
   template <typename Body>
@@ -40,23 +44,16 @@ class ThreadPool {
         count, [](void* ctx, int i) { (*static_cast<Body*>(ctx))(i); }, &body);
   }
 
+  // Test hook: the next `count` worker-thread creations fail as if the
+  // system refused them (std::system_error), then creation works again.
+  static void FailNextThreadStarts(int count);
+
  private:
-  void WorkerLoop();
-  void RunItems();
+  struct Crew;  // the workers and everything they synchronize on
 
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<std::uint64_t> generation_{0};
-  std::atomic<bool> stop_{false};
-  std::atomic<int> sleepers_{0};
-
-  // The current job.
-  Fn fn_ = nullptr;
-  void* context_ = nullptr;
-  int count_ = 0;
-  std::atomic<int> next_item_{0};
-  std::atomic<int> active_workers_{0};
+  int num_threads_;
+  std::uint64_t fork_generation_;
+  std::unique_ptr<Crew> crew_;
 };
 
 }  // namespace joltgym

@@ -1,15 +1,22 @@
 #include "world.h"
 
-#include <new>
-
 #include "errors.h"
 
 namespace joltgym {
 
 World::World(std::shared_ptr<const Task> task, int max_episode_steps)
     : task_(std::move(task)), max_episode_steps_(max_episode_steps) {
-  data_ = mj_makeData(task_->model());
-  if (data_ == nullptr) throw std::bad_alloc();
+  const mjModel* m = task_->model();
+  mjData* data = nullptr;
+  const bool ok = GuardMujoco([&] { data = mj_makeData(m); }, &report_);
+  if (!ok || data == nullptr) {
+    if (data != nullptr) mj_deleteData(data);
+    throw MujocoError(
+        "MuJoCo could not make a world (mj_makeData): " +
+            (report_.error_message.empty() ? std::string("no memory") : report_.error_message),
+        !ok ? report_.error == MujocoReport::Error::kOutOfMemory : true);
+  }
+  data_ = data;
   scratch_.assign(task_->scratch_size(), 0.0);
   task_->InitScratch(scratch_.data());
 }
@@ -17,22 +24,41 @@ World::World(std::shared_ptr<const Task> task, int max_episode_steps)
 World::~World() { mj_deleteData(data_); }
 
 void World::Reset(float* obs, double* info) {
-  task_->Reset(data_, scratch_.data(), rng_, obs, info);
+  const Task& task = *task_;
+  mjData* d = data_;
+  double* scratch = scratch_.data();
+  Rng& rng = rng_;
+  const bool ok = GuardMujoco([&] { task.Reset(d, scratch, rng, obs, info); }, &report_);
   elapsed_steps_ = 0;
-  has_episode_ = true;
   last_step_unstable_ = false;
+  failed_ = !ok;
+  has_episode_ = ok;
 }
 
-bool World::Step(const float* actions, float* obs, float* reward, bool* terminated,
-                 bool* truncated, double* info) {
+bool World::Step(const float* actions, float* obs, float* reward, bool* terminated, bool* truncated,
+                 double* info) {
   const StepOutput out{obs, reward, terminated, info};
-  const bool stable = task_->Step(data_, scratch_.data(), actions, out);
+  const Task& task = *task_;
+  mjData* d = data_;
+  double* scratch = scratch_.data();
+  bool stable = true;
+  const bool ok = GuardMujoco([&] { stable = task.Step(d, scratch, actions, out); }, &report_);
+  const int n = task.num_agents();
+  if (!ok) {
+    failed_ = true;
+    has_episode_ = false;
+    last_step_unstable_ = false;
+    for (int a = 0; a < n; ++a) {
+      terminated[a] = false;
+      truncated[a] = true;
+    }
+    return true;
+  }
   ++elapsed_steps_;
   last_step_unstable_ = !stable;
   const bool out_of_time = max_episode_steps_ > 0 && elapsed_steps_ >= max_episode_steps_;
   const bool trunc = out_of_time || !stable;
   bool done = trunc;
-  const int n = task_->num_agents();
   for (int a = 0; a < n; ++a) {
     truncated[a] = trunc;
     done = done || terminated[a];
@@ -41,12 +67,20 @@ bool World::Step(const float* actions, float* obs, float* reward, bool* terminat
 }
 
 void World::SetState(const double* qpos, const double* qvel, float* obs) {
-  const mjModel* m = task_->model();
-  mju_copy(data_->qpos, qpos, m->nq);
-  mju_copy(data_->qvel, qvel, m->nv);
-  mj_forward(m, data_);
-  task_->Observe(data_, scratch_.data(), obs);
-  has_episode_ = true;
+  const Task& task = *task_;
+  const mjModel* m = task.model();
+  mjData* d = data_;
+  const double* scratch = scratch_.data();
+  const bool ok = GuardMujoco(
+      [&] {
+        mju_copy(d->qpos, qpos, m->nq);
+        mju_copy(d->qvel, qvel, m->nv);
+        mj_forward(m, d);
+        task.Observe(d, scratch, obs);
+      },
+      &report_);
+  failed_ = !ok;
+  has_episode_ = ok;
 }
 
 }  // namespace joltgym

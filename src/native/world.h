@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "mujoco_errors.h"
 #include "rng.h"
 #include "task.h"
 
@@ -15,7 +16,8 @@ namespace joltgym {
 
 class World {
  public:
-  // `max_episode_steps` <= 0 disables truncation by time.
+  // `max_episode_steps` <= 0 disables truncation by time. Throws MujocoError
+  // if MuJoCo cannot allocate the world's data.
   World(std::shared_ptr<const Task> task, int max_episode_steps);
   ~World();
   World(const World&) = delete;
@@ -26,16 +28,27 @@ class World {
   void Seed(std::uint64_t seed) { rng_.Seed(seed); }
 
   // Starts an episode: writes [num_agents, obs_dim] obs and the reset info.
+  // Every call into MuJoCo here, in Step and in SetState is guarded (see
+  // mujoco_errors.h): MuJoCo's messages go to report(), and an error marks the
+  // world failed() instead of ending the process.
   void Reset(float* obs, double* info);
 
-  // One env step. `truncated` is written for every agent. Returns true when
-  // the episode ended (any agent terminated, or truncated).
+  // One env step; the world must have an episode and not be failed().
+  // `truncated` is written for every agent. Returns true when the episode
+  // ended (any agent terminated, or truncated, or MuJoCo failed).
   bool Step(const float* actions, float* obs, float* reward, bool* terminated, bool* truncated,
             double* info);
 
   // True if the last Step() ended on MuJoCo's instability warning.
   bool last_step_unstable() const { return last_step_unstable_; }
   bool has_episode() const { return has_episode_; }
+  // True after a MuJoCo error cut a call short: the mjData may be half
+  // updated (its stack unbalanced), so only Reset() may follow, which clears
+  // this if it succeeds.
+  bool failed() const { return failed_; }
+  // MuJoCo's warnings and error from this world's calls, until the owner
+  // takes them (MujocoReport::Clear).
+  MujocoReport& report() { return report_; }
   int elapsed_steps() const { return elapsed_steps_; }
 
   // Full physics state access for tests and oracles.
@@ -54,7 +67,9 @@ class World {
   int max_episode_steps_;
   int elapsed_steps_ = 0;
   bool has_episode_ = false;
+  bool failed_ = false;
   bool last_step_unstable_ = false;
+  MujocoReport report_;
 };
 
 }  // namespace joltgym

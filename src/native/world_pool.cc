@@ -27,9 +27,27 @@ bool WorldPool::all_started() const {
   return true;
 }
 
+int WorldPool::FirstNotSteppable() const {
+  for (int i = 0; i < num_envs(); ++i) {
+    if (!worlds_[i]->has_episode() || worlds_[i]->failed()) return i;
+  }
+  return -1;
+}
+
+void WorldPool::TakeReports(std::vector<std::pair<int, MujocoReport>>& out) {
+  if (!reported_.exchange(false, std::memory_order_acq_rel)) return;
+  for (int i = 0; i < num_envs(); ++i) {
+    MujocoReport& report = worlds_[i]->report();
+    if (report.empty()) continue;
+    out.emplace_back(i, std::move(report));
+    report.Clear();
+  }
+}
+
 void WorldPool::ResetWorld(int i) {
   World& w = *worlds_[i];
   w.Reset(buffers_.obs + i * obs_stride_, buffers_.info + i * info_stride_);
+  NoteReport(w);
   std::fill_n(buffers_.reward + i * agent_stride_, agent_stride_, 0.0f);
   std::fill_n(buffers_.terminated + i * agent_stride_, agent_stride_, false);
   std::fill_n(buffers_.truncated + i * agent_stride_, agent_stride_, false);
@@ -63,10 +81,11 @@ void WorldPool::StepWorld(int i, const float* actions) {
   const bool done = w.Step(actions + i * act_stride_, obs, buffers_.reward + i * agent_stride_,
                            buffers_.terminated + i * agent_stride_,
                            buffers_.truncated + i * agent_stride_, info);
+  NoteReport(w);
   buffers_.unstable[i] = w.last_step_unstable();
   buffers_.elapsed[i] = w.elapsed_steps();
   buffers_.reset_kind[i] = kStepped;
-  if (!done) return;
+  if (!done || w.failed()) return;  // a failed world waits for an explicit reset
   if (mode_ == AutoresetMode::kNextStep) {
     needs_reset_[i] = 1;
     return;
@@ -74,6 +93,7 @@ void WorldPool::StepWorld(int i, const float* actions) {
   std::memcpy(buffers_.final_obs + i * obs_stride_, obs, sizeof(float) * obs_stride_);
   std::memcpy(buffers_.final_info + i * info_stride_, info, sizeof(double) * info_stride_);
   w.Reset(obs, info);
+  NoteReport(w);
   buffers_.reset_kind[i] = kAutoReset;
   buffers_.elapsed[i] = 0;
 }

@@ -6,8 +6,10 @@
 // SAME_STEP convention) and seeding (world i gets seed + i).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "buffers.h"
@@ -46,11 +48,22 @@ class WorldPool {
   AutoresetMode autoreset_mode() const { return mode_; }
   const Task& task() const { return *task_; }
   bool all_started() const;
+  // The first world that cannot be stepped (no episode yet, or failed on a
+  // MuJoCo error and not reset since), or -1.
+  int FirstNotSteppable() const;
   World& world(int index) { return *worlds_[index]; }
+
+  // Moves the MuJoCo reports (warnings, errors) of the worlds that have one
+  // into `out` as (world index, report), in index order. Called by the owner
+  // on its thread after each call; costs one atomic load when there are none.
+  void TakeReports(std::vector<std::pair<int, MujocoReport>>& out);
 
  private:
   void StepWorld(int index, const float* actions);
   void ResetWorld(int index);
+  void NoteReport(World& world) {
+    if (!world.report().empty()) reported_.store(true, std::memory_order_relaxed);
+  }
 
   std::shared_ptr<const Task> task_;
   std::vector<std::unique_ptr<World>> worlds_;
@@ -58,6 +71,7 @@ class WorldPool {
   ThreadPool threads_;
   AutoresetMode mode_;
   PoolBuffers buffers_;
+  std::atomic<bool> reported_{true};  // some world may have a report (set by the workers)
   // Strides, per world.
   int obs_stride_;
   int agent_stride_;

@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -288,6 +289,33 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
     given[name] = std::move(out);
   }
   return Params(specs, std::move(given));
+}
+
+void CopyFinite(const float* source, float* target, std::size_t count,
+                const std::vector<py::ssize_t>& shape, const char* what) {
+  std::copy(source, source + count, target);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (std::isfinite(target[k])) continue;
+    std::vector<py::ssize_t> index(shape.size());
+    auto flat = static_cast<py::ssize_t>(k);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      index[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+    std::ostringstream msg;
+    msg << what << " should be finite, got " << target[k] << " at index " << ShapeString(index);
+    throw py::value_error(msg.str());
+  }
+}
+
+void CopyFinite(const double* source, double* target, std::size_t count, const char* what) {
+  std::copy(source, source + count, target);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!std::isfinite(target[k])) {
+      throw py::value_error(std::string(what) + " should be finite, got " +
+                            std::to_string(target[k]) + " at index " + std::to_string(k));
+    }
+  }
 }
 
 }  // namespace joltgym::bindings

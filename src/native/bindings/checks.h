@@ -34,6 +34,13 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
 
 // "[-1e+06, 1e+06]" for error messages.
 std::string IntervalString(double low, double high);
+// Copies `count` values of an array that CheckFloatArray / CheckStateArray
+// accepted (of `shape`) into native memory, raising ValueError at the first
+// non-finite value *of the copy*: what the native side reads is what was
+// checked, even if another thread wrote into the caller's array meanwhile.
+void CopyFinite(const float* source, float* target, std::size_t count,
+                const std::vector<py::ssize_t>& shape, const char* what);
+void CopyFinite(const double* source, double* target, std::size_t count, const char* what);
 
 // Converts keyword arguments to task parameters. Unknown names raise
 // TypeError listing the allowed ones; wrong kinds raise TypeError; bad values

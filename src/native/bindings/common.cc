@@ -52,13 +52,13 @@ int LimitOrZero(py::handle value, const char* what, long minimum) {
   return value.is_none() ? 0 : static_cast<int>(CheckInt(value, what, minimum));
 }
 
-void ApplyOptions(const Task& task, const py::object& options, const std::vector<double*>& scratches) {
-  if (options.is_none()) return;
+std::vector<std::pair<int, double>> ConvertOptions(const Task& task, const py::object& options) {
+  std::vector<std::pair<int, double>> writes;
+  if (options.is_none()) return writes;
   if (!py::isinstance<py::dict>(options)) {
     throw py::type_error("options should be a dict or None, got " +
                          py::repr(options).cast<std::string>());
   }
-  std::vector<std::pair<int, double>> writes;
   for (auto item : py::reinterpret_borrow<py::dict>(options)) {
     const std::string name = py::str(item.first).cast<std::string>();
     const int slot = task.OptionSlot(name);
@@ -87,9 +87,19 @@ void ApplyOptions(const Task& task, const py::object& options, const std::vector
     }
     writes.emplace_back(slot, x);
   }
+  return writes;
+}
+
+void WriteOptions(const std::vector<std::pair<int, double>>& writes,
+                  const std::vector<double*>& scratches) {
   for (double* scratch : scratches) {
     for (const auto& [slot, x] : writes) scratch[slot] = x;
   }
+}
+
+void ApplyOptions(const Task& task, const py::object& options,
+                  const std::vector<double*>& scratches) {
+  WriteOptions(ConvertOptions(task, options), scratches);
 }
 
 py::list OptionNames(const Task& task) {

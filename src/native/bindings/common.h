@@ -33,8 +33,16 @@ SeedWords SeedOrRandom(const py::object& seed);
 // An optional step/episode limit: None -> 0 (never), else an int >= minimum.
 int LimitOrZero(py::handle value, const char* what, long minimum);
 
-// Writes episode options (e.g. {"shaping_weight": 0.5}) into worlds' scratch;
-// every key and value is checked before anything is written.
+// Converts episode options (e.g. {"shaping_weight": 0.5}) to (scratch slot,
+// value) pairs, checking every key and value; this may run Python code (a
+// value's __float__), so callers convert before taking any lock.
+std::vector<std::pair<int, double>> ConvertOptions(const Task& task, const py::object& options);
+
+// Writes converted options into worlds' scratch.
+void WriteOptions(const std::vector<std::pair<int, double>>& writes,
+                  const std::vector<double*>& scratches);
+
+// Both: every key and value is checked before anything is written.
 void ApplyOptions(const Task& task, const py::object& options, const std::vector<double*>& scratches);
 py::list OptionNames(const Task& task);
 

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include "../errors.h"
+#include "diagnostics.h"
 #include "pool_binding.h"
 #include "registry_binding.h"
 #include "rng_binding.h"
@@ -20,6 +21,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::register_exception<joltgym::FileNotFound>(m, "ModelFileNotFound", PyExc_FileNotFoundError);
   py::register_exception<joltgym::StateError>(m, "StateError", PyExc_RuntimeError);
+  joltgym::bindings::DefineDiagnostics(m);
 
   joltgym::bindings::DefineRegistry(m);
   joltgym::bindings::DefineWorlds(m);

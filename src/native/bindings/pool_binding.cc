@@ -1,23 +1,52 @@
 #include "pool_binding.h"
 
 #include <pybind11/numpy.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "../errors.h"
+#include "../fork_guard.h"
+#include "../thread_pool.h"
 #include "../world_pool.h"
 #include "checks.h"
 #include "common.h"
+#include "diagnostics.h"
+#include "gil.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
 
 namespace {
+
+// A NumPy array over memory the pool owns: its base is a capsule that frees
+// the memory once the pool and every view are gone. A view that does not own
+// its data cannot be resized (ndarray.resize raises ValueError), so the
+// pool's pointers stay valid however the arrays are used.
+template <typename T>
+py::array_t<T> PoolArray(std::vector<py::ssize_t> shape) {
+  py::ssize_t size = 1;
+  for (py::ssize_t d : shape) size *= d;
+  T* data = new T[static_cast<std::size_t>(std::max<py::ssize_t>(size, 1))]();
+  py::capsule owner(data, [](void* p) { delete[] static_cast<T*>(p); });
+  return py::array_t<T>(std::move(shape), data, owner);
+}
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int AvailableCpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 class PyWorldPool {
  public:
@@ -25,8 +54,13 @@ class PyWorldPool {
               py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
     const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
-    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (!num_threads.is_none()) threads = static_cast<int>(CheckInt(num_threads, "num_threads", 1));
+    // More threads than CPUs only oversubscribes them (the workers spin for
+    // the next job): num_threads is capped at the CPUs this process may use,
+    // and at num_envs.
+    int threads = AvailableCpus();
+    if (!num_threads.is_none()) {
+      threads = std::min(threads, static_cast<int>(CheckInt(num_threads, "num_threads", 1)));
+    }
     threads = std::min(threads, n);
     max_episode_steps_ =
         max_episode_steps.is_none() ? 0 : static_cast<int>(CheckInt(max_episode_steps, "max_episode_steps", 0));
@@ -40,30 +74,26 @@ class PyWorldPool {
                             autoreset_mode + "'");
     }
     autoreset_mode_ = autoreset_mode;
-    auto task = MakeTask(task_name, kwargs, "WorldPool('" + task_name + "')", max_episode_steps_);
-    const py::ssize_t a = task->num_agents(), od = task->obs_dim(), iw = task->info_layout().width();
-    obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
-    final_obs_ = py::array_t<float>({py::ssize_t{n}, a, od});
-    reward_ = py::array_t<float>({py::ssize_t{n}, a});
-    terminated_ = py::array_t<bool>({py::ssize_t{n}, a});
-    truncated_ = py::array_t<bool>({py::ssize_t{n}, a});
-    info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
-    final_info_ = py::array_t<double>({py::ssize_t{n}, a, iw});
-    reset_kind_ = py::array_t<std::uint8_t>(n);
-    unstable_ = py::array_t<bool>(n);
-    elapsed_ = py::array_t<std::int32_t>(n);
-    for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&final_obs_),
-                             static_cast<py::array*>(&reward_), static_cast<py::array*>(&terminated_),
-                             static_cast<py::array*>(&truncated_), static_cast<py::array*>(&info_),
-                             static_cast<py::array*>(&final_info_), static_cast<py::array*>(&reset_kind_),
-                             static_cast<py::array*>(&unstable_), static_cast<py::array*>(&elapsed_)}) {
-      std::memset(array->mutable_data(), 0, array->nbytes());
-    }
+    const std::string owner = "WorldPool('" + task_name + "')";
+    ThreadConstructionReport().Clear();
+    task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
+    const Task& task = *task_;
+    const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
+    obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
+    final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
+    reward_ = PoolArray<float>({py::ssize_t{n}, a});
+    terminated_ = PoolArray<bool>({py::ssize_t{n}, a});
+    truncated_ = PoolArray<bool>({py::ssize_t{n}, a});
+    info_ = PoolArray<double>({py::ssize_t{n}, a, iw});
+    final_info_ = PoolArray<double>({py::ssize_t{n}, a, iw});
+    reset_kind_ = PoolArray<std::uint8_t>({py::ssize_t{n}});
+    unstable_ = PoolArray<bool>({py::ssize_t{n}});
+    elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
+    action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
     seeded_.assign(static_cast<size_t>(n), 0);
-    {
-      py::gil_scoped_release release;
-      pool_ = std::make_unique<WorldPool>(task, n, threads, max_episode_steps_, mode);
-    }
+    actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
+    WithoutGil(
+        [&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
     PoolBuffers b;
     b.obs = obs_.mutable_data();
     b.reward = reward_.mutable_data();
@@ -76,7 +106,13 @@ class PyWorldPool {
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
+    RaiseConstructionWarnings(owner);
+    std::vector<std::pair<int, MujocoReport>> reports;
+    pool_->TakeReports(reports);
+    RaiseReports(reports, owner, "reset_all()", true);
   }
+
+  static constexpr const char* kResetHint = "reset_all() or reset_one(i)";
 
   // reset_all(seed=s) seeds world i with s + i (as Gymnasium's SyncVectorEnv
   // seeds its envs); reset_all(seed=None) continues each world's random
@@ -91,18 +127,21 @@ class PyWorldPool {
       }
     }
     const SeedWords base = reseed || !fresh.empty() ? SeedOrRandom(seed) : SeedWords{};
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::pair<int, MujocoReport>> reports;
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
         for (const int i : fresh) {
           pool_->world(i).Seed(SeedPlus(base, static_cast<std::uint64_t>(i)));
         }
         pool_->ResetAll(reseed, base);
+        pool_->TakeReports(reports);
       }
-    }
+    });
     Open();
     std::fill(seeded_.begin(), seeded_.end(), 1);
+    RaiseReports(reports, "reset_all()", kResetHint, true);
     return obs_;
   }
 
@@ -112,25 +151,27 @@ class PyWorldPool {
     const int i = CheckIndex(index);
     const bool reseed = !seed.is_none() || !seeded_[i];
     const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      Open().ResetOne(i, reseed, s);
-    }
+    std::vector<std::pair<int, MujocoReport>> reports;
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (pool_) {
+        pool_->ResetOne(i, reseed, s);
+        pool_->TakeReports(reports);
+      }
+    });
+    Open();
     seeded_[i] = 1;
+    RaiseReports(reports, "reset_one()", kResetHint, true);
     return obs_[py::int_(i)];
   }
 
   py::tuple StepAll(py::handle actions) {
     // Sizes are read before converting `actions`, which may run Python code
     // (even close() this pool); the pool is looked up again under the lock.
-    py::ssize_t num_envs, num_agents, act_dim;
-    {
-      const WorldPool& pool = Open();
-      num_envs = pool.num_envs();
-      num_agents = pool.task().num_agents();
-      act_dim = pool.task().act_dim();
-    }
+    Open();
+    const py::ssize_t num_envs = action_shape_[0], num_agents = action_shape_[1],
+                      act_dim = action_shape_[2];
     std::vector<py::ssize_t> shape{num_envs, num_agents, act_dim};
     if (num_agents == 1) {
       // Single-agent pools also take [num_envs, act_dim]; anything that has
@@ -143,15 +184,51 @@ class PyWorldPool {
       if (!as_array) PyErr_Clear();
       if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
     }
+    // Type, shape and values are checked here; the values are checked again
+    // as they are copied into the pool's own buffer, with the GIL held,
+    // and the worlds step from that copy: another thread writing into the
+    // caller's array (even NumPy, which writes without the GIL) cannot slip
+    // a NaN in after the check.
     auto checked = CheckFloatArray(actions, shape, "actions");
-    bool started = true;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_ && (started = pool_->all_started())) pool_->StepAll(checked.data());
+    const float* source = checked.data();
+    const std::size_t count = actions_.size();
+    int not_steppable = -1;
+    bool failed = false;
+    std::vector<std::pair<int, MujocoReport>> reports;
+    std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
+    std::vector<float> staged;  // only when another thread is inside the pool
+    if (lock.owns_lock()) {
+      CopyFinite(source, actions_.data(), count, shape, "actions");
+    } else {
+      staged.resize(count);
+      CopyFinite(source, staged.data(), count, shape, "actions");
     }
+    WithoutGil([&] {
+      if (!lock.owns_lock()) {
+        lock.lock();
+        std::copy(staged.begin(), staged.end(), actions_.begin());
+      }
+      if (pool_) {
+        not_steppable = pool_->FirstNotSteppable();
+        if (not_steppable < 0) {
+          pool_->StepAll(actions_.data());
+          pool_->TakeReports(reports);
+        } else {
+          failed = pool_->world(not_steppable).failed();
+        }
+      }
+      lock.unlock();
+    });
     Open();  // raises if closed meanwhile
-    if (!started) throw StateError("step_all() called before reset_all(); expected reset_all() first");
+    if (failed) {
+      throw StateError("step_all() called after a MuJoCo error in world " +
+                       std::to_string(not_steppable) + "; expected reset_all() or reset_one(" +
+                       std::to_string(not_steppable) + ") first");
+    }
+    if (not_steppable >= 0) {
+      throw StateError("step_all() called before reset_all(); expected reset_all() first");
+    }
+    RaiseReports(reports, "step_all()", kResetHint, true);
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
 
@@ -160,78 +237,113 @@ class PyWorldPool {
   // Python thread is running.
   py::tuple GetState(py::handle index) {
     const int i = CheckIndex(index);
-    long nq, nv;
-    {
-      const mjModel* m = Open().task().model();
-      nq = m->nq;
-      nv = m->nv;
-    }
+    const mjModel* m = Open().task().model();
+    const long nq = m->nq, nv = m->nv;
     py::array_t<double> qpos(nq), qvel(nv);
     double* p = qpos.mutable_data();
     double* v = qvel.mutable_data();
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
         const mjData* d = pool_->world(i).data();
         std::copy(d->qpos, d->qpos + nq, p);
         std::copy(d->qvel, d->qvel + nv, v);
       }
-    }
+    });
     Open();
     return py::make_tuple(qpos, qvel);
   }
 
   void SetState(py::handle index, py::handle qpos, py::handle qvel) {
     const int i = CheckIndex(index);
-    long nq, nv, obs_stride;
-    {
-      const Task& task = Open().task();
-      nq = task.model()->nq;
-      nv = task.model()->nv;
-      obs_stride = task.num_agents() * task.obs_dim();
-    }
-    auto p = CheckStateArray(qpos, nq, "qpos");
-    auto v = CheckStateArray(qvel, nv, "qvel");
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (pool_) pool_->world(i).SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
-    }
+    const Task& task = *task_;
+    const long nq = task.model()->nq, nv = task.model()->nv;
+    const long obs_stride = task.num_agents() * task.obs_dim();
+    // Copied (and checked as copied) with the GIL held, like the actions.
+    auto checked_p = CheckStateArray(qpos, nq, "qpos");
+    auto checked_v = CheckStateArray(qvel, nv, "qvel");
+    std::vector<double> p(nq), v(nv);
+    CopyFinite(checked_p.data(), p.data(), p.size(), "qpos");
+    CopyFinite(checked_v.data(), v.data(), v.size(), "qvel");
+    bool failed = false;
+    MujocoReport report;
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (pool_) {
+        World& world = pool_->world(i);
+        failed = world.failed();
+        if (!failed) {
+          world.SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+          report = std::move(world.report());
+          world.report().Clear();
+        }
+      }
+    });
     Open();
+    if (failed) {
+      throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
+                       "; expected reset_all() or reset_one(" + std::to_string(i) + ") first");
+    }
+    std::vector<std::pair<int, MujocoReport>> reports;
+    if (!report.empty()) reports.emplace_back(i, std::move(report));
+    RaiseReports(reports, "set_state()", kResetHint, true);
   }
 
-  // Lock order: the mutex (GIL released), then the GIL. Stepping releases the
-  // GIL before taking the mutex and never waits for the GIL while holding it,
-  // so this cannot deadlock; taking the GIL for the swap keeps every reader
-  // that holds the GIL (properties, argument checks) from seeing a dangling
-  // pool.
+  // The value is converted (which may run Python code: a __float__ that
+  // calls back into this pool) before the lock is taken.
   void SetOption(const std::string& name, py::handle value, py::handle index) {
+    Open();
     py::dict options;
     options[name.c_str()] = value;
+    const auto writes = ConvertOptions(*task_, options);
     const int only = index.is_none() ? -1 : CheckIndex(index);
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!pool_) return;
-    std::vector<double*> scratches;
-    for (int i = 0; i < pool_->num_envs(); ++i) {
-      if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
-    }
-    py::gil_scoped_acquire acquire;
-    ApplyOptions(pool_->task(), options, scratches);
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!pool_) return;
+      std::vector<double*> scratches;
+      for (int i = 0; i < pool_->num_envs(); ++i) {
+        if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
+      }
+      WriteOptions(writes, scratches);
+    });
+    Open();  // raises if the conversion closed the pool
   }
 
+  // Lock order: the mutex (GIL released), then the GIL. No call waits for
+  // the mutex while holding the GIL (step_all only try_locks it then, to copy
+  // the actions, and otherwise waits with the GIL released) or runs Python
+  // while holding the mutex, so this cannot deadlock; taking the GIL for the
+  // swap keeps every reader that holds the GIL (properties, argument checks)
+  // from seeing a dangling pool.
   void Close() {
-    std::unique_ptr<WorldPool> doomed;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      {
-        py::gil_scoped_acquire acquire;
-        doomed = std::move(pool_);
-      }
+    std::mutex& mutex = Mutex();
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      std::unique_ptr<WorldPool> doomed;
+      WithGil([&] { doomed = std::move(pool_); });
       doomed.reset();  // joins the worker threads, GIL released
+    });
+  }
+
+  ~PyWorldPool() {
+    // Finalized in a forked child: never destroy a mutex a vanished thread
+    // may hold (the pool's threads are abandoned likewise, see ThreadPool).
+    if (fork_generation_ != ForkGeneration()) (void)mutex_.release();
+  }
+
+  // The pool's mutex, with the GIL held (every call takes it through here
+  // before releasing the GIL, so a forked child replaces it only once).
+  std::mutex& Mutex() {
+    const std::uint64_t generation = ForkGeneration();
+    if (generation != fork_generation_) {
+      (void)mutex_.release();
+      mutex_ = std::make_unique<std::mutex>();
+      fork_generation_ = generation;
     }
+    return *mutex_;
   }
 
   WorldPool& Open() const {
@@ -263,8 +375,14 @@ class PyWorldPool {
   int max_episode_steps_ = 0;
   std::string autoreset_mode_;
   std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
+  std::shared_ptr<const Task> task_;
   std::unique_ptr<WorldPool> pool_;
-  std::mutex mutex_;
+  // Serializes native calls. Replaced (the old one leaked) in a forked child,
+  // where a thread of the parent may have held it at the fork.
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  std::uint64_t fork_generation_ = ForkGeneration();
+  std::vector<py::ssize_t> action_shape_;  // [num_envs, num_agents, act_dim]
+  std::vector<float> actions_;             // the pool's copy of the last actions (under mutex_)
   py::array_t<float> obs_, final_obs_, reward_;
   py::array_t<bool> terminated_, truncated_, unstable_;
   py::array_t<double> info_, final_info_;
@@ -272,11 +390,34 @@ class PyWorldPool {
   py::array_t<std::int32_t> elapsed_;
 };
 
-
 }  // namespace
 
 void DefinePool(py::module_& m) {
-  py::class_<PyWorldPool> pool(m, "WorldPool", py::dynamic_attr());
+  m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
+        "Test hook: the next `count` native worker threads fail to start.");
+  py::class_<PyWorldPool> pool(m, "WorldPool",
+                               R"(N worlds of one task stepped in parallel on native threads.
+
+WorldPool(task, num_envs, *, num_threads=None, max_episode_steps=1000,
+          autoreset_mode="next_step", **task_kwargs)
+
+num_threads counts the calling thread (num_threads - 1 workers are started).
+It is capped at the CPUs this process may run on (its affinity mask) and at
+num_envs: more threads than CPUs only oversubscribe them, as the workers spin
+briefly for the next job (64 threads on 2 CPUs ran 8.7x slower than 2). The
+default is that cap; .num_threads reports the count in use. If the system
+refuses a worker thread, the constructor stops the ones it started and raises
+RuntimeError.
+
+In a child process made by fork() (multiprocessing's "fork" context) the
+pool is usable: its worker threads, which do not survive fork, are restarted
+on first use, and closing or finalizing it there never waits on the parent's.
+
+The result buffers (obs, rewards, ...) are the same NumPy arrays after every
+call, writable views of memory the pool owns; they cannot be resized.
+MuJoCo errors raise MemoryError or MujocoError and leave the failed worlds
+waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
+                               py::dynamic_attr());
   pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
                        py::handle max_episode_steps, const std::string& autoreset_mode,
                        py::kwargs kwargs) {

@@ -5,11 +5,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../errors.h"
 #include "../world.h"
 #include "checks.h"
 #include "common.h"
+#include "diagnostics.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
@@ -22,8 +24,12 @@ class PyWorld {
  public:
   PyWorld(const std::string& task_name, int limit, const py::dict& kwargs, const std::string& owner)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)), limit_(limit) {
+    ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, limit);
     world_ = std::make_unique<World>(task_, limit);
+    actions_.assign(static_cast<std::size_t>(task_->num_agents()) * task_->act_dim(), 0.0f);
+    RaiseConstructionWarnings(owner);
+    RaiseReport(world_->report(), owner, "reset()");
     decoder_ = std::make_unique<InfoDecoder>(task_->info_layout());
     const py::ssize_t a = task_->num_agents();
     obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
@@ -49,22 +55,39 @@ class PyWorld {
       seeded_ = true;
     }
     world_->Reset(obs_.mutable_data(), info_.mutable_data());
+    RaiseReport(world_->report(), "reset()", "reset()");
+  }
+
+  void RequireUsable(const char* call) const {
+    if (world_->failed()) {
+      throw StateError(std::string(call) +
+                       " called after a MuJoCo error in this world; expected reset() first");
+    }
   }
 
   void Step(py::handle actions, const std::vector<py::ssize_t>& shape, const char* what) {
+    RequireUsable("step()");
     if (!world_->has_episode()) {
       throw StateError("step() called before reset(); expected reset() first");
     }
+    // Stepped from the world's own copy, checked as copied (see CopyFinite).
     auto checked = CheckFloatArray(actions, shape, what);
-    world_->Step(checked.data(), obs_.mutable_data(), reward_.mutable_data(),
+    CopyFinite(checked.data(), actions_.data(), actions_.size(), shape, what);
+    world_->Step(actions_.data(), obs_.mutable_data(), reward_.mutable_data(),
                  terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
+    RaiseReport(world_->report(), "step()", "reset()");
   }
 
   void SetState(py::handle qpos, py::handle qvel) {
+    RequireUsable("set_state()");
     const mjModel* m = task_->model();
     auto p = CheckStateArray(qpos, m->nq, "qpos");
     auto v = CheckStateArray(qvel, m->nv, "qvel");
-    world_->SetState(p.data(), v.data(), obs_.mutable_data());
+    std::vector<double> state(static_cast<std::size_t>(m->nq + m->nv));
+    CopyFinite(p.data(), state.data(), m->nq, "qpos");
+    CopyFinite(v.data(), state.data() + m->nq, m->nv, "qvel");
+    world_->SetState(state.data(), state.data() + m->nq, obs_.mutable_data());
+    RaiseReport(world_->report(), "set_state()", "reset()");
   }
 
   // Global state: qpos and qvel of the whole world, float32.
@@ -106,6 +129,7 @@ class PyWorld {
   std::shared_ptr<const Task> task_;
   std::unique_ptr<World> world_;
   std::unique_ptr<InfoDecoder> decoder_;
+  std::vector<float> actions_;  // the world's copy of the last actions
   bool seeded_ = false;
 };
 

@@ -67,9 +67,12 @@ class CheetahRace final : public Task {
       }
       start_x_.push_back(placements[k].pos[0]);
     }
-    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")),
-                                       ResolveAssetPath(p.String("xml_file")), "torso", "cheetah_",
-                                       placements, shared);
+    const std::string robot_path = ResolveAssetPath(p.String("xml_file"));
+    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")), robot_path,
+                                       "torso", "cheetah_", placements, shared);
+    // X(k) and the x velocity are the root joint's first qpos and qvel.
+    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/true,
+                     "cheetah_race");
     agents_ = world.agents;
     robot_nq_ = static_cast<int>(world.robot->nq);
     robot_nv_ = static_cast<int>(world.robot->nv);

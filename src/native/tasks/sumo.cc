@@ -13,14 +13,17 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-constexpr const char* kDoc = R"(Sumo: two Ants push each other out of a ring, in one shared MuJoCo world.
+constexpr const char* kDoc =
+    R"(Sumo: two Ants push each other out of a ring, in one shared MuJoCo world.
 
 =================  ============================================================
 Agents             ``ant_0``, ``ant_1``
 Start              torsos ``spawn_distance`` (1 m) from the centre on opposite
                    sides, facing each other, at a random phase; Ant-v5 reset noise
-Action (8)         Ant-v5 hip and ankle torques in [-1, 1]
-Observation (45)   float32, in the agent's own torso frame where noted:
+Action (8)         Ant-v5 hip and ankle torques in [-1, 1] (the robot's actuators)
+Observation (45)   float32, in the agent's own torso frame where noted (sizes for
+                   ant.xml; another ``xml_file`` with a free root joint on its
+                   ``torso`` gives nq - 2 + nv + 18):
                    [0:13] own qpos[2:] (torso z, quaternion, 8 joint angles);
                    [13:27] own qvel; [27:30] opponent position (own frame);
                    [30:33] opponent forward axis, [33:36] its up axis (own frame);
@@ -47,6 +50,11 @@ Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword
 
 enum Slot { kShapingWeight = 0, kSteps = 1, kFinished = 2, kScratch = 3 };
 
+// Observation entries after the agent's own qpos[2:] and qvel: opponent
+// position, forward and up axes, linear and angular velocity (5 x 3), the two
+// edge distances and the fraction of the episode left.
+constexpr int kOpponentFeatures = 5 * 3 + 3;
+
 class Sumo final : public Task {
  public:
   explicit Sumo(const Params& p) {
@@ -66,23 +74,23 @@ class Sumo final : public Task {
     frame_skip_ = p.Int("frame_skip");
 
     std::vector<Placement> placements(2);
-    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")),
-                                       ResolveAssetPath(p.String("xml_file")), "torso", "ant_",
-                                       placements, /*agents_collide=*/true);
+    const std::string robot_path = ResolveAssetPath(p.String("xml_file"));
+    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")), robot_path,
+                                       "torso", "ant_", placements, /*agents_collide=*/true);
+    // Positions, orientations and velocities are read from the free joint.
+    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false, "sumo");
     agents_ = world.agents;
     robot_nq_ = static_cast<int>(world.robot->nq);
     robot_nv_ = static_cast<int>(world.robot->nv);
     robot_nu_ = static_cast<int>(world.robot->nu);
-    if (world.robot->njnt < 1 || world.robot->jnt_type[0] != mjJNT_FREE) {
-      throw BadValue("sumo robot should have a free root joint");
-    }
     // Draw the ring at its radius (a visual geom: no physics changes).
     mjModel* m = const_cast<mjModel*>(world.model.get());
     const int ring = mj_name2id(m, mjOBJ_GEOM, "ring");
     if (ring >= 0) m->geom_size[3 * ring] = ring_radius_;
     SetModel(world.model);
     SetDt(model()->opt.timestep * frame_skip_);
-    SetDims(2, 45, robot_nu_);
+    // Own qpos[2:] and qvel, then 6 opponent vectors (18), 3 scalars.
+    SetDims(2, robot_nq_ - 2 + robot_nv_ + kOpponentFeatures, robot_nu_);
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(kScratch);
     AddEpisodeOption("shaping_weight", kShapingWeight);

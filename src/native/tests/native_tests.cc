@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "mujoco_errors.h"
 #include "task.h"
 #include "thread_pool.h"
 #include "world.h"
@@ -238,6 +239,49 @@ void TestModelErrors() {
   CHECK(threw);
 }
 
+// GuardMujoco turns MuJoCo's errors into a return value and keeps its
+// warnings, on any thread, nested or not.
+void TestMujocoGuard() {
+  joltgym::MujocoReport report;
+  CHECK(!joltgym::GuardMujoco([] { mju_error("boom %d", 7); }, &report));
+  CHECK(report.error == joltgym::MujocoReport::Error::kFailure && report.error_message == "boom 7");
+  report.Clear();
+  CHECK(!joltgym::GuardMujoco([] { mju_error("mj_stackAlloc: out of memory, stack overflow"); },
+                              &report));
+  CHECK(report.error == joltgym::MujocoReport::Error::kOutOfMemory);
+  report.Clear();
+  CHECK(!joltgym::GuardMujoco(
+      [] { mju_error("index must be smaller than 3 (keyframes allocated in model)"); }, &report));
+  CHECK(report.error == joltgym::MujocoReport::Error::kFailure);
+  // Warnings are kept, except the instability ones (reported as `unstable`).
+  report.Clear();
+  CHECK(joltgym::GuardMujoco(
+      [] {
+        mju_warning("a warning");
+        mju_warning("%s Time = 0.0000.", mju_warningText(mjWARN_BADQACC, 3));
+      },
+      &report));
+  CHECK(report.warnings.size() == 1 && report.warnings[0] == "a warning");
+  // The innermost guard catches; the outer one goes on.
+  joltgym::MujocoReport outer, inner;
+  bool inner_ok = true;
+  CHECK(joltgym::GuardMujoco(
+      [&] { inner_ok = joltgym::GuardMujoco([] { mju_error("inner"); }, &inner); }, &outer));
+  CHECK(!inner_ok && inner.error_message == "inner" && !outer.failed());
+  // On worker threads too.
+  joltgym::ThreadPool threads(3);
+  std::vector<joltgym::MujocoReport> reports(8);
+  auto body = [&](int i) {
+    joltgym::GuardMujoco(
+        [i] {
+          if (i % 2) mju_error("odd %d", i);
+        },
+        &reports[i]);
+  };
+  threads.ParallelFor(8, body);
+  for (int i = 0; i < 8; ++i) CHECK(reports[i].failed() == (i % 2 == 1));
+}
+
 }  // namespace
 
 int main() {
@@ -250,6 +294,7 @@ int main() {
       {"same_step_autoreset", TestSameStepAutoreset},
       {"rng_matches_numpy", TestRngMatchesNumPy},
       {"model_errors", TestModelErrors},
+      {"mujoco_guard", TestMujocoGuard},
   };
   int passed = 0, failed = 0;
   for (const auto& [name, fn] : tests) {
