@@ -9,6 +9,7 @@ README's test command exercises the native code under the sanitizers too.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -24,5 +25,6 @@ def test_native_core_under_asan_and_ubsan():
                          capture_output=True, text=True)
     output = ran.stdout + ran.stderr
     assert ran.returncode == 0, output[-6000:]
-    assert "native: 7 passed, 0 failed" in output, output[-3000:]
+    # Every native test ran and passed (the count grows with the tests).
+    assert re.search(r"native: [1-9][0-9]* passed, 0 failed", output), output[-3000:]
     assert not sanitizer_reports(output), output[-6000:]
