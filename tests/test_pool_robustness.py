@@ -267,7 +267,7 @@ def test_a_thread_that_cannot_start_raises_after_joining_the_others():
 
 @pytest.mark.skipif(cpus() < 2, reason="needs 2 CPUs (a worker thread)")
 @pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
-                    reason="AddressSanitizer's shadow memory does not fit an address-space limit")
+                    reason="the sanitizer runtime's shadow memory does not fit an address-space limit")
 def test_an_address_space_limit_raises_instead_of_crashing():
     """Under RLIMIT_AS (which binds root too, unlike RLIMIT_NPROC) thread stacks,
     MuJoCo's compiler and its allocations fail: each is an exception, never an abort."""
