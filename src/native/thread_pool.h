@@ -1,9 +1,10 @@
 // A persistent pool of native worker threads for fork-join loops.
 //
 // `num_threads` counts the calling thread: the pool starts num_threads - 1
-// workers once, and ParallelFor() runs on them and on the caller. Work items
-// are claimed from an atomic counter, so a slow world does not hold up the
-// others. ParallelFor neither allocates nor takes a lock on its fast path:
+// workers once, and ParallelFor() runs on them and on the caller. Each thread
+// owns the same contiguous share of the items from job to job (so a world
+// stays on one core and in its cache) and, once done with it, claims what is
+// left of the others' shares, so a slow world does not hold up the others. ParallelFor neither allocates nor takes a lock on its fast path:
 // workers spin briefly for the next job before sleeping on a condition
 // variable, which keeps back-to-back steps cheap without burning a core while
 // the caller runs Python.
