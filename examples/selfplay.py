@@ -165,6 +165,7 @@ class Trainer:
         self.args = args
         torch.manual_seed(args.seed)
         torch.set_num_threads(1)  # the physics uses the cores
+        torch.distributions.Distribution.set_default_validate_args(False)  # shapes are ours: skip the checks
         self.rng = np.random.default_rng(args.seed)
         self.game = game = describe_game(args.game, args.robot, args.game_kwargs, args.max_cycles)
         self.out = args.out

@@ -227,6 +227,7 @@ def test_bad_options_are_refused(tmp_path):
 # -- the scripts, as a user runs them ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_selfplay_tiny_run_writes_everything(tmp_path):
     out = run("selfplay.py", "--game", "sumo_v0", "--robot", "ant", "--quick", "--total-steps", "4096",
               "--worlds", "16", "--eval-every", "2", "--eval-episodes", "8", "--max-cycles", "200",
