@@ -74,18 +74,22 @@ def parse_game_args(spec: TaskSpec, items: list[str]) -> dict[str, Any]:
             raise ValueError(f"bad game argument {item!r} for {spec.env_id}; expected NAME=VALUE with NAME one "
                              f"of {', '.join(params)}")
         kind = params[key].kind
-        if kind in ("float", "optional_float"):
-            value: Any = None if text.lower() == "none" and kind == "optional_float" else float(text)
-        elif kind == "int":
-            value = int(text)
-        elif kind == "bool":
-            if text.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(f"game argument {key} should be true or false, got {text!r}")
-            value = text.lower() in ("true", "1")
-        elif kind == "range":
-            value = tuple(float(x) for x in text.split(","))
-        else:
-            value = text
+        try:
+            if kind in ("float", "optional_float"):
+                value: Any = None if text.lower() == "none" and kind == "optional_float" else float(text)
+            elif kind == "int":
+                value = int(text)
+            elif kind == "bool":
+                if text.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError
+                value = text.lower() in ("true", "1")
+            elif kind == "range":
+                value = tuple(float(x) for x in text.split(","))
+            else:
+                value = text
+        except ValueError:
+            raise ValueError(f"game argument {key} should be a {kind.replace('_', ' ')} "
+                             f"(e.g. {params[key].default!r}), got {text!r}") from None
         out[key] = value
     return out
 
@@ -320,7 +324,10 @@ def save_checkpoint(path: Path, policy: ActorCritic, norm: RunningNorm, game: Ga
 def load_checkpoint_player(path: str) -> tuple[PolicyPlayer, dict]:
     """A checkpoint's deterministic player and the checkpoint dict. Checkpoints
     of the former selfplay_sumo.py (no game recorded) are sumo_v0 Ant policies."""
-    data = torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # not a torch file at all
+        raise ValueError(f"{path} is not a self-play checkpoint ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or "policy" not in data or "norm" not in data:
         raise ValueError(f"{path} is not a self-play checkpoint (expected a dict with 'policy' and 'norm')")
     weights = data["policy"]

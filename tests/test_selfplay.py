@@ -120,6 +120,8 @@ def test_roles_from_agent_names():
     assert common.parse_game_args(spec, ["ring_radius=3.5", "frame_skip=4"]) == {"ring_radius": 3.5, "frame_skip": 4}
     with pytest.raises(ValueError, match="expected NAME=VALUE"):
         common.parse_game_args(spec, ["ring_size=3"])
+    with pytest.raises(ValueError, match="game argument ring_radius should be a float .e.g. 3.0., got 'wide'"):
+        common.parse_game_args(spec, ["ring_radius=wide"])
 
 
 class _RoleNames:
@@ -281,7 +283,10 @@ def test_evaluate_refuses_bad_players(tmp_path):
     import joltgym_marl
 
     env = dict(os.environ, PYTHONPATH=str(Path(joltgym_marl.__file__).resolve().parents[1]))
+    (tmp_path / "notes.txt").write_text("not a checkpoint")
     for args, message in [(["walking"], "player 'walking' should be 'still', 'random', 'scripted' or a checkpoint"),
+                          (["notes.txt"], "notes.txt is not a self-play checkpoint"),
+                          (["still", "--game-arg", "ring_radius=-1"], "ring_radius"),
                           (["scripted", "--game", "sumo_v0", "--robot", "humanoid"], "played by 'ant' only")]:
         proc = subprocess.run([sys.executable, str(EXAMPLES / "evaluate.py"), *args], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
