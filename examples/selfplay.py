@@ -329,6 +329,9 @@ class Trainer:
         env = game.worlds(n, num_threads=args.threads, **options)
         pool = env.pool
         pool.reset_all(seed=args.seed)
+        anneal = game.shaping and SHAPING_OPTION in pool.episode_options
+        if game.shaping and not anneal:
+            print(f"note: {game.name}'s {SHAPING_OPTION} is not an episode option: it stays at {args.shaping_start}")
         outcomes = Outcomes(pool)
         actions = np.zeros((n, pool.num_agents, pool.act_dim), np.float32)
         buffers = {}
@@ -355,7 +358,7 @@ class Trainer:
         for it in range(1, iterations + 1):
             weight = args.shaping_start * (max(0.0, 1.0 - (steps / args.total_steps) / args.anneal)
                                            if args.anneal > 0 else 0.0)
-            if game.shaping:
+            if anneal:
                 pool.set_option(SHAPING_OPTION, weight)
             opponents = self.draw_opponents()
             deterministic = args.opponent_actions == "mean"
