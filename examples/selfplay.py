@@ -31,8 +31,9 @@ Every --eval-every iterations each learner (deterministic) plays
 scripted baseline (examples/scripted.py, where the game has one), its
 checkpoint is saved, and the checkpoint plays --elo-bouts bouts against up to
 --elo-opponents earlier checkpoints (the previous one first) and a still
-robot to rate it: Elo ratings (K = --elo-k, updated bout by bout, everything
-starting at 1000) go to <out>/elo.json and <out>/elo.csv next to
+robot to rate it: Elo ratings (K = --elo-k, updated bout by bout; the first
+checkpoint and the still robot start at 1000, each later checkpoint at its
+predecessor's rating) go to <out>/elo.json and <out>/elo.csv next to
 <out>/checkpoints/. A line of progress is printed every --log-every
 iterations; the log goes to <out>/log.csv and the learning curve (win rates
 and Elo over training) to <out>/learning_curve.png.
