@@ -291,3 +291,16 @@ def test_evaluate_refuses_bad_players(tmp_path):
         proc = subprocess.run([sys.executable, str(EXAMPLES / "evaluate.py"), *args], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_checkpoints_of_the_one_file_trainer_still_load(tmp_path):
+    # The former selfplay_sumo.py saved policy, norm, config and steps only.
+    import torch
+
+    policy = common.ActorCritic(45, 8, 32)
+    path = tmp_path / "old.pt"
+    torch.save({"policy": policy.state_dict(), "norm": common.RunningNorm(45).state(), "config": {"hidden": 32},
+                "steps": 0}, path)
+    player = common.load_player(str(path))
+    assert player.policy.obs_dim == 45 and player.policy.act_dim == 8 and player.role is None
+    assert player.act(np.zeros((3, 45), np.float32), np.random.default_rng(0)).shape == (3, 8)
