@@ -1,41 +1,75 @@
-"""Pit two sumo players against each other and print the win/draw/loss table.
+"""Pit two players of a self-play game against each other: win/draw/loss table.
 
     .venv/bin/python examples/evaluate.py CHECKPOINT [OPPONENT] [--episodes 200]
+    .venv/bin/python examples/evaluate.py scripted still --game sumo_v0 --episodes 50
 
-Each player is a checkpoint saved by selfplay_sumo.py, ``random`` (uniform
-random actions) or ``still`` (zero actions). The first plays ant_0, the second
-ant_1; bouts run without reward shaping, batched on native worlds.
+Each player is a checkpoint saved by selfplay.py (or selfplay_sumo.py),
+``still`` (zero actions), ``random`` (uniform random actions) or ``scripted``
+(the game's scripted baseline, examples/scripted.py). The first plays the
+game's first agent (``ant_0``), the second every other agent; in an
+asymmetric game each player must fit its seat's role (a walker checkpoint
+first, a blocker second). The game is the first checkpoint's, else --game.
+Bouts run with deterministic policies and no reward shaping, batched on
+native worlds; the table gives each player's wins, draws and losses with a
+95% Wilson confidence interval of its win rate.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from sumo_common import load_player, play_matches
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from selfplay_common import (describe_game, load_checkpoint_player, make_player, parse_game_args,  # noqa: E402
+                             play_bouts, wilson_interval, find_spec)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("first", help="checkpoint path, 'random' or 'still'")
-    parser.add_argument("second", nargs="?", default="random", help="checkpoint path, 'random' or 'still'")
+    parser.add_argument("first", help="checkpoint path, 'still', 'random' or 'scripted'")
+    parser.add_argument("second", nargs="?", default="random", help="checkpoint path, 'still', 'random' or 'scripted'")
+    parser.add_argument("--game", default=None, help="the game when no checkpoint names it (default sumo_v0)")
+    parser.add_argument("--robot", default=None, help="the game's robot, where it has a robot argument")
+    parser.add_argument("--game-arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="a game keyword argument (repeatable; default: the first checkpoint's)")
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--worlds", type=int, default=50)
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
+    if args.episodes < 1 or args.worlds < 1:
+        parser.error(f"--episodes and --worlds should be >= 1, got {args.episodes} and {args.worlds}")
 
-    first, second = load_player(args.first), load_player(args.second)
-    counts = play_matches(first, second, args.episodes, worlds=args.worlds, seed=args.seed,
-                          num_threads=args.threads)
-    n = sum(counts.values())
-    width = max(len(first.name), len(second.name), 6)
-    print(f"{args.episodes} sumo bouts, {first.name} (ant_0) vs {second.name} (ant_1)")
-    print(f"| {'player':<{width}} | win | draw | loss | win rate |")
-    print(f"|{'-' * (width + 2)}|----:|-----:|-----:|---------:|")
-    print(f"| {first.name:<{width}} | {counts['win']:>3} | {counts['draw']:>4} | {counts['loss']:>4} | "
-          f"{100 * counts['win'] / n:>7.1f}% |")
-    print(f"| {second.name:<{width}} | {counts['loss']:>3} | {counts['draw']:>4} | {counts['win']:>4} | "
-          f"{100 * counts['loss'] / n:>7.1f}% |")
+    try:
+        recorded = None
+        for spec in (args.first, args.second):
+            if spec not in ("still", "random", "scripted") and Path(spec).is_file():
+                recorded = load_checkpoint_player(spec)[1]
+                break
+        game_name = args.game or (recorded["game"] if recorded else "sumo_v0")
+        kwargs = dict(recorded["game_kwargs"]) if recorded and find_spec(recorded["game"]) == find_spec(game_name) else {}
+        kwargs.update(parse_game_args(find_spec(game_name), args.game_arg))
+        robot = args.robot
+        game = describe_game(game_name, robot, kwargs)
+        first = make_player(args.first, game, 0)
+        others = [make_player(args.second, game, k) for k in range(1, len(game.agents))]
+    except ValueError as e:
+        parser.error(str(e))
+    counts = play_bouts(game, [first, *others], args.episodes, worlds=args.worlds, seed=args.seed,
+                        num_threads=args.threads)
+    names = [args.first, args.second]
+    rows = [counts[0], counts[1:].sum(0) if len(game.agents) == 2 else counts[1]]
+    seats = [game.agents[0], ", ".join(game.agents[1:])]
+    width = max(len(n) for n in names + ["player"])
+    print(f"{args.episodes} {game.name} bouts ({game.robot}), {names[0]} ({seats[0]}) vs {names[1]} ({seats[1]})")
+    print(f"| {'player':<{width}} | win | draw | loss | win rate | 95% CI |")
+    print(f"|{'-' * (width + 2)}|----:|-----:|-----:|---------:|--------|")
+    for name, (win, draw, loss) in zip(names, rows):
+        low, high = wilson_interval(win, args.episodes)
+        print(f"| {name:<{width}} | {win:>3} | {draw:>4} | {loss:>4} | {100 * win / args.episodes:>7.1f}% | "
+              f"{100 * low:.0f}-{100 * high:.0f}% |")
 
 
 if __name__ == "__main__":
