@@ -29,7 +29,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--worlds", type=int, default=32, help="races per env runner (default 32)")
     parser.add_argument("--agents", type=int, default=2, help="cheetahs per race (default 2)")
     parser.add_argument("--max-cycles", type=int, default=200, help="race length in steps (default 200)")
-    parser.add_argument("--iterations", type=int, default=25, help="PPO iterations (default 25)")
+    parser.add_argument("--iterations", type=int, default=40, help="PPO iterations (default 40)")
     parser.add_argument("--batch", type=int, default=8192, help="train batch size in env steps (default 8192)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-world", action="store_true",
