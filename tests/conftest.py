@@ -10,6 +10,10 @@ import joltgym_marl
 from joltgym_marl.cores import CORE_CLASSES
 from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS, TaskSpec
 
+# The Ray RLlib tests run in their own environment (.venv-rllib), driven by
+# tests/test_rllib.py.
+collect_ignore = ["rllib"]
+
 # Everything below is derived from the native task registry: a task is tested
 # by being registered.
 
