@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     import ray
 
-    ray.init(num_cpus=args.runners * len(args.contenders) + 1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.runners * len(args.contenders) + 1, include_dashboard=False, log_to_driver=False)
     try:
         register_peers(args)
         algos = {}

@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     if args.address:
         ray.init(address=args.address, log_to_driver=False)
     else:
-        ray.init(num_cpus=max(2, args.env_runners + 1), include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=max(2, args.env_runners + 1), include_dashboard=False, log_to_driver=False)
     try:
         algo = build_config(args).build_algo()
         before = mean_forward_velocity(algo.get_module("shared"), args, seed=10_000)

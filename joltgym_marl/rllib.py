@@ -539,3 +539,19 @@ def register() -> list[str]:
 
 ENV_NAMES: list[str] = register()
 """The RLlib env names of every registered game."""
+
+
+def _register_again() -> None:
+    # Tune's registry lives in the Ray cluster's key-value store, so a
+    # registration does not survive ray.shutdown(): register the games again
+    # whenever this process (re)connects to a cluster.
+    register()
+
+
+try:
+    import ray._private.worker as _ray_worker
+
+    if _register_again not in _ray_worker._post_init_hooks:
+        _ray_worker._post_init_hooks.append(_register_again)
+except (ImportError, AttributeError):  # pragma: no cover - a Ray without the hook list
+    pass

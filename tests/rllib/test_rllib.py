@@ -26,7 +26,7 @@ def small_config(game: str, max_cycles: int = 12) -> dict:
 # -- registration and the one-world env -----------------------------------------------
 
 
-def test_every_game_is_registered_under_its_name():
+def test_every_game_is_registered_under_its_name(ray_local):
     assert jr.ENV_NAMES == [f"joltgym_marl/{spec.module_name}" for spec in GAMES]
     from ray.tune.registry import ENV_CREATOR, _global_registry
 
@@ -236,3 +236,4 @@ def test_ppo_trains_with_remote_env_runners(ray_local, runner_cls):
     learner = result["learners"]["shared"]
     assert np.isfinite(learner["total_loss"])
     algo.stop()
+

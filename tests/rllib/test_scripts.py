@@ -25,6 +25,14 @@ def test_example_trains_and_reports_the_velocity():
     assert len(iterations) == 3 and int(iterations[-1]) >= 3 * 1024, out
 
 
+def test_selfplay_example_grows_its_league():
+    out = run("examples/rllib_selfplay_sumo.py", "--quick")
+    rows = re.findall(r"^iter +(\d+) .*main W/D/L ([\d.]+|nan)/([\d.]+|nan)/([\d.]+|nan) +league (\d+)", out,
+                      re.MULTILINE)
+    assert [int(r[0]) for r in rows] == [1, 2, 3], out
+    assert [int(r[4]) for r in rows] == [2, 3, 4], out  # main + snapshots, one added per iteration
+
+
 def test_benchmark_measures_every_contender():
     out = run("benchmarks/rllib_sampling.py", "--worlds", "4", "--steps", "8", "--rounds", "1")
     for name in ("pool", "per_world", "pettingzoo", "supersuit"):
@@ -33,5 +41,5 @@ def test_benchmark_measures_every_contender():
 
 
 def test_scripts_have_help():
-    for script in ("examples/rllib_race.py", "benchmarks/rllib_sampling.py"):
+    for script in ("examples/rllib_race.py", "examples/rllib_selfplay_sumo.py", "benchmarks/rllib_sampling.py"):
         assert "usage:" in run(script, "--help")
