@@ -232,6 +232,11 @@ def test_bad_use_is_a_clear_error(venv):
         make_sb3_vec_env("hopper", 2, render_mode="human")
     with pytest.raises(TypeError):
         make_sb3_vec_env("hopper", 2, no_such_kwarg=1)
+    for bad in (0, -3, 2.5, True, "x"):
+        with pytest.raises(ValueError, match=r"max_episode_steps should be an int"):
+            make_sb3_vec_env("hopper", 2, max_episode_steps=bad)
+    with pytest.raises(ValueError, match="num_envs should be in"):
+        make_sb3_vec_env("hopper", 0)
     venv.seed(0)
     venv.reset()
     with pytest.raises(StateError, match="without step_async"):

@@ -82,6 +82,11 @@ def _sb3_class() -> type:
                 if max_episode_steps != "default":
                     raise ValueError(f"max_episode_steps should be an int, None or 'default', got {max_episode_steps!r}")
                 max_episode_steps = spec.max_episode_steps
+            elif max_episode_steps is not None and (
+                    isinstance(max_episode_steps, (bool, np.bool_))
+                    or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+                raise ValueError(f"max_episode_steps should be an int >= 1 or None (never truncate), "
+                                 f"got {max_episode_steps!r}")
             self._args = dict(env=env, num_envs=num_envs, num_threads=num_threads,
                               max_episode_steps=max_episode_steps, render_mode=render_mode,
                               width=width, height=height, **kwargs)
