@@ -80,7 +80,8 @@ def _sb3_class() -> type:
                 raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
             if isinstance(max_episode_steps, str):
                 if max_episode_steps != "default":
-                    raise ValueError(f"max_episode_steps should be an int, None or 'default', got {max_episode_steps!r}")
+                    raise ValueError(f"max_episode_steps should be an int, None or 'default', "
+                                     f"got {max_episode_steps!r}")
                 max_episode_steps = spec.max_episode_steps
             elif max_episode_steps is not None and (
                     isinstance(max_episode_steps, (bool, np.bool_))
