@@ -15,7 +15,7 @@ import pickle
 import gymnasium
 import numpy as np
 import pytest
-from conftest import GYM_IDS, REFERENCE_IDS, SINGLE_TASKS, random_actions
+from conftest import GYM_IDS, REFERENCE_IDS, SINGLE_TASKS, float32_observations, random_actions
 
 import joltgym_marl  # noqa: F401  (registers the envs)
 from joltgym_marl import StateError
@@ -28,14 +28,6 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
     VecMonitor,
     VecNormalize,
 )
-
-
-def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
-    """Gymnasium's env with its observations (and space) cast to float32, as
-    ours are: SB3 stores observations in the space's dtype."""
-    box = env.observation_space
-    space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
-    return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)
 
 
 def dummy_vec_env(task: str, n: int, **make_kwargs) -> DummyVecEnv:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from conftest import GAME_NAMES, GYM_IDS, REFERENCE_IDS, SINGLE_TASKS
+from conftest import GAME_NAMES, GYM_IDS, REFERENCE_IDS, SINGLE_TASKS, float32_observations
 from gymnasium.vector import AutoresetMode
 
 import joltgym_marl
@@ -24,12 +24,6 @@ from torchrl.envs.utils import check_env_specs  # noqa: E402
 # with another PettingZoo version.
 pytestmark = pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested:UserWarning")
 GAME_MODULES = {spec_name: MULTI_AGENT_ENVS[joltgym_marl.TASKS[spec_name].module_name] for spec_name in GAME_NAMES}
-
-
-def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
-    box = env.observation_space
-    space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
-    return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)
 
 
 def replay(actions: torch.Tensor):

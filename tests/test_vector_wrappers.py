@@ -9,7 +9,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from conftest import GYM_IDS, REFERENCE_IDS
+from conftest import GYM_IDS, REFERENCE_IDS, float32_observations
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers import vector as wrappers
 
@@ -32,14 +32,6 @@ WRAPPERS = {
     "NormalizeReward": wrappers.NormalizeReward,
     "cleanrl_stack": cleanrl_stack,
 }
-
-
-def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
-    """Gymnasium's env with float32 observations, as ours: the wrappers then
-    see the very same numbers (not ours and theirs rounded differently)."""
-    box = env.observation_space
-    space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
-    return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)
 
 
 def pair(task: str, n: int, mode: AutoresetMode, limit: int):
