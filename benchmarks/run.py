@@ -139,6 +139,12 @@ class WorkerError(RuntimeError):
     pass
 
 
+def eta(elapsed: float, done: int, total: int) -> str:
+    """How long the measurements so far took and the rest will take, at that pace."""
+    left = elapsed / done * (total - done) if done else 0.0
+    return f"{elapsed / 60:.1f} min so far, about {left / 60:.1f} min left"
+
+
 def fail(message: str) -> SystemExit:
     """Exit status 2 with a message: the suite cannot run as asked."""
     print(f"benchmark error: {message}", file=sys.stderr)
@@ -408,6 +414,8 @@ class Suite:
         samples: dict[tuple, list] = {}
         rounds = self.args.rounds
         width = max(len(t) for t, *_ in configs) if configs else 12
+        total = rounds * sum(len(c) for *_, c in configs)
+        done, begun = 0, time.perf_counter()
         for r in range(rounds):
             started = time.perf_counter()
             for task, worlds, threads, contenders in configs:
@@ -418,8 +426,10 @@ class Suite:
                     rate = self.measure(contender, config, self.request(contender, task, worlds, threads))
                     samples.setdefault((task, contender, worlds, threads), [None] * rounds)[r] = rate
                     shown = "failed" if rate is None else f"{rate:,.0f}/s"
+                    done += 1
                     self.progress(f"[{title} {r + 1}/{rounds}] {task:<{width}} {worlds:>5}w {threads}t "
-                                  f"{contender:<14} {shown}")
+                                  f"{contender:<14} {shown:>12}  ({done}/{total}, "
+                                  f"{eta(time.perf_counter() - begun, done, total)})")
             self.progress(f"[{title}] round {r + 1}/{rounds} took {time.perf_counter() - started:.0f} s")
         return samples
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -64,10 +65,13 @@ def main() -> None:
     parser.add_argument("--max-cycles", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", type=Path, default=Path("runs/race_ppo.zip"))
+    parser.add_argument("--progress-bar", action=argparse.BooleanOptionalAction, default=True,
+                        help="show SB3's progress bar while training (needs tqdm and rich)")
     args = parser.parse_args()
     if args.quick:
         args.timesteps, args.worlds = 8_192, 4
     torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", "rich is experimental")  # tqdm's, on every SB3 progress bar
 
     env = VecMonitor(make_env(args, args.supersuit))
     # SuperSuit's SB3 wrapper has no working seed() (it fails on its
@@ -85,7 +89,7 @@ def main() -> None:
           f"{args.worlds} races x {args.agents} cheetahs = {env.num_envs} rows")
     print(f"mean forward velocity before training: {before:+.3f} m/s")
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps)
+    model.learn(total_timesteps=args.timesteps, progress_bar=args.progress_bar)
     seconds = time.perf_counter() - start
     after, _ = mean_forward_velocity(model, args, eval_steps)
     change = np.abs(model.predict(probe, deterministic=True)[0] - probe_actions).mean()

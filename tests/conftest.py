@@ -75,3 +75,12 @@ def random_actions(space: gymnasium.spaces.Box, count: int, seed: int, batch: tu
     """``count`` float32 actions drawn uniformly from ``space``'s bounds (seeded)."""
     rng = np.random.default_rng(seed)
     return rng.uniform(space.low, space.high, size=(count, *batch, *space.shape)).astype(np.float32)
+
+
+def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
+    """Gymnasium's env with its observations (and space) cast to float32, as
+    ours are: wrappers and trainers then see the very same numbers (SB3, for
+    one, stores observations in the space's dtype)."""
+    box = env.observation_space
+    space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
+    return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,12 @@ def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
     # The committed results are untouched by a run that did not ask for them.
     assert git("status", "--porcelain", "--", "benchmarks/results").stdout == before.stdout
+    # Progress on stderr: every measurement says which task and contender, and how far the run is.
+    progress = re.findall(r"^\[throughput \d+/\d+\] (\S+) .* \((\d+)/(\d+), [\d.]+ min so far, about "
+                          r"[\d.]+ min left\)$", done.stderr, re.MULTILINE)
+    assert {task for task, _, _ in progress} == set(TASKS), done.stderr[-3000:]
+    assert [int(k) for _, k, _ in progress] == list(range(1, len(progress) + 1))
+    assert {int(n) for *_, n in progress} == {len(progress)}
 
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["errors"] == []

@@ -225,6 +225,34 @@ def test_exit_while_a_daemon_thread_is_stepping(frame_skip, delay):
     assert proc.stdout == "exiting\n"
 
 
+def test_a_pool_used_from_a_finalizer_at_exit():
+    """Objects in reference cycles are collected while the interpreter
+    finalizes, by the main thread, which runs their ``__del__`` (TorchRL's envs
+    close what they wrap there): stepping and closing a pool from one works and
+    the process exits (the main thread once parked forever when it took the
+    GIL back there)."""
+    proc = run_python("""
+        import numpy as np
+        import joltgym_marl as jm
+
+        class Holder:
+            def __init__(self):
+                self.pool = jm.WorldPool("hopper", 4, num_threads=2)
+                self.pool.reset_all(seed=0)
+                self.cycle = self
+
+            def __del__(self):
+                self.pool.step_all(np.zeros((4, 3), np.float32))
+                self.pool.close()
+                print("closed in __del__", flush=True)
+
+        Holder()
+        print("exiting", flush=True)
+    """, timeout=60)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout == "exiting\nclosed in __del__\n"
+
+
 # -- threads: creation failures and the CPU cap ---------------------------------------
 
 

@@ -98,6 +98,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         self.render_world = rendering.check_render_world(render_world, pool.num_envs)
         self._render_size = (width, height)
         self._renderer = None
+        self.autoreset_mode = mode  # as Gymnasium's SyncVectorEnv has it (TorchRL's GymWrapper reads it)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode,
                          "render_modes": rendering.available_render_modes(),
                          "render_fps": int(np.round(1.0 / pool.dt))}

@@ -30,11 +30,22 @@ inline bool InterpreterFinalizing() {
 #endif
 }
 
+// The main thread's id, with the GIL held. The main thread is the one that
+// finalizes the interpreter: it runs the __del__ methods of the objects
+// collected at exit (a pool closed from one, as TorchRL's envs do) and takes
+// the GIL back as usual then; CPython ends only the other threads.
+inline unsigned long MainThreadIdent() {
+  static const unsigned long ident =
+      pybind11::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return ident;
+}
+
 // PyEval_RestoreThread, parking the thread if the interpreter is finalizing
-// (checked first; pthread_exit's forced unwind is caught for the race
-// between that check and the GIL handover).
-inline void AcquireGil(PyThreadState* state) {
-  if (InterpreterFinalizing()) ParkForever();
+// and this is not the finalizing main thread (checked first; pthread_exit's
+// forced unwind is caught for the race between that check and the GIL
+// handover).
+inline void AcquireGil(PyThreadState* state, bool main_thread) {
+  if (!main_thread && InterpreterFinalizing()) ParkForever();
 #if defined(__GLIBCXX__)
   try {
     PyEval_RestoreThread(state);
@@ -50,14 +61,15 @@ inline void AcquireGil(PyThreadState* state) {
 // exceptions it throws propagate once the GIL is held again.
 template <typename Fn>
 void WithoutGil(Fn&& fn) {
+  const bool main_thread = PyThread_get_thread_ident() == MainThreadIdent();
   PyThreadState* state = PyEval_SaveThread();
   try {
     fn();
   } catch (...) {
-    AcquireGil(state);
+    AcquireGil(state, main_thread);
     throw;
   }
-  AcquireGil(state);
+  AcquireGil(state, main_thread);
 }
 
 // The reverse, inside WithoutGil: runs fn() with the GIL held.
