@@ -39,6 +39,8 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
         self.max_cycles = max_cycles
+        # A game whose parameters choose its agents' names (sumo_v0's robot) says so.
+        self.agent_prefix = world.agent_prefix or type(self).agent_prefix
         self.possible_agents = [f"{self.agent_prefix}_{i}" for i in range(world.num_agents)]
         self.agents: list[str] = []
         self._index = {name: i for i, name in enumerate(self.possible_agents)}

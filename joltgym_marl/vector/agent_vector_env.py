@@ -201,7 +201,8 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=TASKS[pool.task].agent_prefix)
+            prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
+            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=prefix)
         return self._renderer.render(*pool.get_state(self.render_world))
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -95,6 +95,8 @@ class RunToGoal final : public Task {
     const int left = mj_name2id(m, mjOBJ_GEOM, "leftgoal");
     if (right >= 0) m->geom_pos[3 * right] = goal_x_;
     if (left >= 0) m->geom_pos[3 * left] = -goal_x_;
+    const int ring = mj_name2id(m, mjOBJ_GEOM, "ring");  // the humanoid arena's sumo ring: hidden
+    if (ring >= 0) m->geom_rgba[4 * ring + 3] = 0.0f;
     SetModel(world.model);
     SetDt(model()->opt.timestep * frame_skip_);
     SetDims(2, bots_.obs_dim(), bots_.nu());
