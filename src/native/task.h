@@ -105,6 +105,9 @@ class Task {
   // ("<prefix>_<k>", "<prefix>_<k>/..."), when it depends on the task's
   // parameters (sumo's robot); empty: the registry's agent_prefix.
   const std::string& agent_prefix() const { return agent_prefix_; }
+  // Games with roles: each agent's name (e.g. "walker", "blocker"); empty:
+  // "<prefix>_<k>". The bodies are still "<prefix>_<k>/...".
+  const std::vector<std::string>& agent_names() const { return agent_names_; }
   // Steps after which the owner truncates an episode (0: never). Set once by
   // whoever creates the task, before it is shared, so that tasks whose
   // observation or reward depend on the time left can read it.
@@ -155,6 +158,7 @@ class Task {
   InfoLayout& mutable_info() { return info_; }
   void SetCamera(const RenderCamera& camera) { camera_ = camera; }
   void SetAgentPrefix(std::string prefix) { agent_prefix_ = std::move(prefix); }
+  void SetAgentNames(std::vector<std::string> names) { agent_names_ = std::move(names); }
   // Action bounds from the actuators' ctrlrange, for agent 0's `act_dim`
   // actuators starting at `first_actuator`.
   void SetActionBoundsFromCtrlRange(int first_actuator);
@@ -171,6 +175,7 @@ class Task {
   InfoLayout info_;
   RenderCamera camera_;
   std::string agent_prefix_;
+  std::vector<std::string> agent_names_;
   std::vector<double> action_low_;
   std::vector<double> action_high_;
 };

@@ -199,6 +199,12 @@ void DefineCommon(Class& cls) {
       .def_property_readonly("agent_prefix", [](const Self& s) { return s.task().agent_prefix(); },
                              "games: this instance's agent-name prefix when its parameters choose it "
                              "(sumo's robot), else ''")
+      .def_property_readonly("agent_names", [](const Self& s) {
+                               py::list names;
+                               for (const std::string& name : s.task().agent_names()) names.append(name);
+                               return names;
+                             },
+                             "games with roles: each agent's name (walker, blocker), else []")
       .def("model_mjb", [](const Self& s) { return ModelBytes(s.task().model()); },
            "The compiled model as MJB bytes.")
       .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); }, "simulated seconds per step")
