@@ -41,7 +41,7 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self.max_cycles = max_cycles
         # A game whose parameters choose its agents' names (sumo_v0's robot) says so.
         self.agent_prefix = world.agent_prefix or type(self).agent_prefix
-        # Games with roles name each agent (you_shall_not_pass_v0: walker, blocker).
+        # Games with roles name each agent (you_shall_not_pass_v0: walker_0, blocker_0).
         self.possible_agents = list(world.agent_names) or [f"{self.agent_prefix}_{i}"
                                                             for i in range(world.num_agents)]
         self.agents: list[str] = []

@@ -155,7 +155,7 @@ class _AgentRows:
         return self._obs, self._rewards, self._terminations, self._truncations, infos
 
     def role_rows(self, agent: str) -> np.ndarray:
-        """The rows of ``agent`` (a name of ``agent_names``: ``"walker"``, ``"ant_1"``) in every
+        """The rows of ``agent`` (a name of ``agent_names``: ``"walker_0"``, ``"ant_1"``) in every
         world, ascending: row ``w * num_agents + a``. A learner on one side of an asymmetric game
         and a frozen opponent on the other each read and act on their own block of rows."""
         if agent not in self.agent_names:

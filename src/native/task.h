@@ -105,7 +105,7 @@ class Task {
   // ("<prefix>_<k>", "<prefix>_<k>/..."), when it depends on the task's
   // parameters (sumo's robot); empty: the registry's agent_prefix.
   const std::string& agent_prefix() const { return agent_prefix_; }
-  // Games with roles: each agent's name (e.g. "walker", "blocker"); empty:
+  // Games with roles: each agent's name (e.g. "walker_0", "blocker_0"); empty:
   // "<prefix>_<k>". The bodies are still "<prefix>_<k>/...".
   const std::vector<std::string>& agent_names() const { return agent_names_; }
   // Steps after which the owner truncates an episode (0: never). Set once by

@@ -204,7 +204,7 @@ void DefineCommon(Class& cls) {
                                for (const std::string& name : s.task().agent_names()) names.append(name);
                                return names;
                              },
-                             "games with roles: each agent's name (walker, blocker), else []")
+                             "games with roles: each agent's name (walker_0, blocker_0), else []")
       .def("model_mjb", [](const Self& s) { return ModelBytes(s.task().model()); },
            "The compiled model as MJB bytes.")
       .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); }, "simulated seconds per step")
