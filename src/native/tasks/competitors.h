@@ -29,13 +29,13 @@ struct CompetitorRules {
   double forward_weight = 1.0;  // x velocity of the centre of mass toward the goal
   double ctrl_weight = 0.5;     // x sum(action**2)
   double contact_weight = 0.5e-3;
-  bool contact_clipped = true;   // Ant: cfrc_ext clipped to [-1, 1] before squaring
-  double contact_cap = INFINITY; // Humanoid: the contact cost is capped at 10
-  double alive_bonus = 1.0;      // +bonus while standing, -bonus otherwise
-  double standing_height = 0.28; // torso z at or above which the robot stands
-  double fall_height = 0.28;     // torso z below which the robot has fallen
-  double reset_noise = 0.1;      // Ant-v5: U(-c, c) on qpos, c N(0, 1) on qvel;
-                                 // Humanoid-v5: U(-c, c) on both
+  bool contact_clipped = true;    // Ant: cfrc_ext clipped to [-1, 1] before squaring
+  double contact_cap = INFINITY;  // Humanoid: the contact cost is capped at 10
+  double alive_bonus = 1.0;       // +bonus while standing, -bonus otherwise
+  double standing_height = 0.28;  // torso z at or above which the robot stands
+  double fall_height = 0.28;      // torso z below which the robot has fallen
+  double reset_noise = 0.1;       // Ant-v5: U(-c, c) on qpos, c N(0, 1) on qvel;
+                                  // Humanoid-v5: U(-c, c) on both
 };
 
 inline CompetitorRules AntRules() {
@@ -103,7 +103,9 @@ class Competitors {
 
   const mjtNum* Root(const mjData* d, int k) const { return d->qpos + agents_[k].qpos_base; }
   // The robot's centre of mass (MuJoCo's subtree_com of its root body).
-  const mjtNum* Com(const mjData* d, int k) const { return d->subtree_com + 3 * agents_[k].body_base; }
+  const mjtNum* Com(const mjData* d, int k) const {
+    return d->subtree_com + 3 * agents_[k].body_base;
+  }
   bool Standing(const mjData* d, int k, double floor = 0.0) const {
     return Root(d, k)[2] - floor >= rules_.standing_height;
   }
@@ -120,7 +122,8 @@ class Competitors {
       return;
     }
     const AgentIndex& a = agents_[k];
-    for (int i = 0; i < nq_; ++i) d->qpos[a.qpos_base + i] = m->qpos0[a.qpos_base + i] + rng.Uniform(-c, c);
+    for (int i = 0; i < nq_; ++i)
+      d->qpos[a.qpos_base + i] = m->qpos0[a.qpos_base + i] + rng.Uniform(-c, c);
     for (int i = 0; i < nv_; ++i) d->qvel[a.qvel_base + i] = rng.Uniform(-c, c);
   }
 

@@ -73,28 +73,37 @@ class KickAndDefend final : public Task {
     goal_half_width_ = p.Float("goal_half_width");
     keeper_area_ = p.Float("keeper_area");
     ball_spread_ = p.Float("ball_spread");
-    if (!(goal_x_ > 3.5)) throw BadValue("goal_x should be > 3.5 (the keeper starts at x <= 3.5), got " + std::to_string(goal_x_));
-    if (!(goal_half_width_ > 0.0)) throw BadValue("goal_half_width should be > 0, got " + std::to_string(goal_half_width_));
-    if (!(keeper_area_ > 0.0)) throw BadValue("keeper_area should be > 0, got " + std::to_string(keeper_area_));
-    if (!(ball_spread_ >= 0.0)) throw BadValue("ball_spread should be >= 0, got " + std::to_string(ball_spread_));
+    if (!(goal_x_ > 3.5))
+      throw BadValue("goal_x should be > 3.5 (the keeper starts at x <= 3.5), got " +
+                     std::to_string(goal_x_));
+    if (!(goal_half_width_ > 0.0))
+      throw BadValue("goal_half_width should be > 0, got " + std::to_string(goal_half_width_));
+    if (!(keeper_area_ > 0.0))
+      throw BadValue("keeper_area should be > 0, got " + std::to_string(keeper_area_));
+    if (!(ball_spread_ >= 0.0))
+      throw BadValue("ball_spread should be >= 0, got " + std::to_string(ball_spread_));
     win_reward_ = p.Float("win_reward");
     shaping_weight_ = p.Float("shaping_weight");
     const double noise = p.Float("reset_noise_scale");
-    if (!(noise >= 0.0)) throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
+    if (!(noise >= 0.0))
+      throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
     rules.reset_noise = noise;
     frame_skip_ = p.Int("frame_skip");
 
     const std::string robot_path = ResolveAssetPath(p.String("xml_file"));
     const std::string arena_path = ResolveAssetPath(p.String("arena_file"));
-    const std::vector<Placement> placements{FacingPlacement(0.0, 0.0, 0.0), FacingPlacement(0.0, 0.0, kPi)};
+    const std::vector<Placement> placements{FacingPlacement(0.0, 0.0, 0.0),
+                                            FacingPlacement(0.0, 0.0, kPi)};
     ComposedModel world = ComposeWorld(arena_path, robot_path, "torso", "humanoid_", placements,
                                        /*agents_collide=*/true);
-    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false, "kick_and_defend");
+    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false,
+                     "kick_and_defend");
     const mjModel* cm = world.model.get();
     ball_body_ = mj_name2id(cm, mjOBJ_BODY, "ball");
     ball_geom_ = mj_name2id(cm, mjOBJ_GEOM, "ball");
     const int ball_joint = mj_name2id(cm, mjOBJ_JOINT, "ball");
-    if (ball_body_ < 0 || ball_geom_ < 0 || ball_joint < 0 || cm->jnt_type[ball_joint] != mjJNT_FREE) {
+    if (ball_body_ < 0 || ball_geom_ < 0 || ball_joint < 0 ||
+        cm->jnt_type[ball_joint] != mjJNT_FREE) {
       throw BadValue("kick_and_defend arena MJCF '" + arena_path +
                      "' should have a body, geom and free joint named 'ball'");
     }
@@ -155,7 +164,8 @@ class KickAndDefend final : public Task {
     }
   }
 
-  bool Step(mjData* d, double* scratch, const float* actions, const StepOutput& out) const override {
+  bool Step(mjData* d, double* scratch, const float* actions,
+            const StepOutput& out) const override {
     const double before = bots_.Com(d, kKicker)[0];
     SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
     const bool stable = Simulate(model(), d, frame_skip_);
@@ -199,10 +209,11 @@ class KickAndDefend final : public Task {
     for (int k = 0; k < 2; ++k) {
       const double progress = k == kKicker ? bots_.Com(d, kKicker)[0] - before : 0.0;
       const Shaping s = bots_.Shape(d, k, actions + k * bots_.nu(), progress, dt());
-      const double forward = weight * s.forward, ctrl = -weight * s.ctrl, contact = -weight * s.contact,
-                   survive = weight * s.survive,
+      const double forward = weight * s.forward, ctrl = -weight * s.ctrl,
+                   contact = -weight * s.contact, survive = weight * s.survive,
                    ball_term = weight * (k == kKicker ? -to_ball - ball_gap : ball_gap);
-      out.reward[k] = static_cast<float>(result[k] + forward + ctrl + contact + survive + ball_term);
+      out.reward[k] =
+          static_cast<float>(result[k] + forward + ctrl + contact + survive + ball_term);
       out.terminated[k] = over;
       double* info = out.info + k * width;
       info[outcome_] = OutcomeCode(outcome[k]);
@@ -241,7 +252,8 @@ class KickAndDefend final : public Task {
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& c = d->contact[i];
       if (c.dist >= 0) continue;
-      const int other = c.geom[0] == ball_geom_ ? c.geom[1] : (c.geom[1] == ball_geom_ ? c.geom[0] : -1);
+      const int other =
+          c.geom[0] == ball_geom_ ? c.geom[1] : (c.geom[1] == ball_geom_ ? c.geom[0] : -1);
       if (other >= a.geom_begin && other < a.geom_end) return true;
     }
     return false;
@@ -259,9 +271,11 @@ std::vector<ParamSpec> Spec() {
   return {
       FloatParam("goal_x", 4.0, "x of the goal line"),
       FloatParam("goal_half_width", 3.0, "half the goal's width: a goal needs |ball y| <= this"),
-      FloatParam("keeper_area", 2.5, "the keeper fouls when its torso is further than this from the goal line"),
+      FloatParam("keeper_area", 2.5,
+                 "the keeper fouls when its torso is further than this from the goal line"),
       FloatParam("ball_spread", 2.0, "the ball starts at y ~ U(-ball_spread, ball_spread)"),
-      FloatParam("win_reward", 1000.0, "reward for a win (a loss gets minus this; keeper bonuses are halves of it)"),
+      FloatParam("win_reward", 1000.0,
+                 "reward for a win (a loss gets minus this; keeper bonuses are halves of it)"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
       FloatParam("reset_noise_scale", 0.01, "scale of the reset noise (Humanoid-v5's)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
@@ -270,8 +284,9 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(Game<KickAndDefend>("kick_and_defend", "KickAndDefend", "humanoid",
-                                                         Spec(), kDoc, /*max_cycles=*/500));
+const TaskRegistration kRegistration(Game<KickAndDefend>("kick_and_defend", "KickAndDefend",
+                                                         "humanoid", Spec(), kDoc,
+                                                         /*max_cycles=*/500));
 
 }  // namespace
 }  // namespace joltgym

@@ -73,21 +73,24 @@ class RunToGoal final : public Task {
     shaping_weight_ = p.Float("shaping_weight");
     const double noise = p.Float("reset_noise_scale");
     if (!std::isnan(noise)) {
-      if (!(noise >= 0.0)) throw BadValue("reset_noise_scale should be >= 0 or None, got " + std::to_string(noise));
+      if (!(noise >= 0.0))
+        throw BadValue("reset_noise_scale should be >= 0 or None, got " + std::to_string(noise));
       rules.reset_noise = noise;
     }
     frame_skip_ = p.Int("frame_skip");
 
     const std::string xml = p.String("xml_file").empty() ? rules.xml_file : p.String("xml_file");
-    const std::string arena = p.String("arena_file").empty()
-                                  ? (rules.humanoid ? "humanoid_arena.xml" : "run_to_goal_ant_arena.xml")
-                                  : p.String("arena_file");
+    const std::string arena =
+        p.String("arena_file").empty()
+            ? (rules.humanoid ? "humanoid_arena.xml" : "run_to_goal_ant_arena.xml")
+            : p.String("arena_file");
     const std::string robot_path = ResolveAssetPath(xml);
     const std::vector<Placement> placements{FacingPlacement(-spawn_x_, 0.0, 0.0),
                                             FacingPlacement(spawn_x_, 0.0, kPi)};
     ComposedModel world = ComposeWorld(ResolveAssetPath(arena), robot_path, "torso", "agent_",
                                        placements, /*agents_collide=*/true);
-    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false, "run_to_goal");
+    RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false,
+                     "run_to_goal");
     bots_ = Competitors(world, rules);
     // Draw the goal lines where they are.
     mjModel* m = const_cast<mjModel*>(world.model.get());
@@ -135,7 +138,8 @@ class RunToGoal final : public Task {
     }
   }
 
-  bool Step(mjData* d, double* scratch, const float* actions, const StepOutput& out) const override {
+  bool Step(mjData* d, double* scratch, const float* actions,
+            const StepOutput& out) const override {
     double before[2];
     for (int k = 0; k < 2; ++k) before[k] = ToGoal(d, k);
     SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
@@ -213,15 +217,17 @@ std::vector<ParamSpec> Spec() {
       FloatParam("win_reward", 1000.0, "reward for a win (a loss gets minus this)"),
       FloatParam("draw_penalty", 0.0, "penalty for each agent on a draw"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
-      OptionalFloatParam("reset_noise_scale", NAN, "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
+      OptionalFloatParam("reset_noise_scale", NAN,
+                         "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       StringParam("xml_file", "", "robot MJCF; '': the robot's (ant.xml / humanoid.xml)"),
-      StringParam("arena_file", "", "arena MJCF; '': the robot's (run_to_goal_ant_arena.xml / humanoid_arena.xml)"),
+      StringParam("arena_file", "",
+                  "arena MJCF; '': the robot's (run_to_goal_ant_arena.xml / humanoid_arena.xml)"),
   };
 }
 
-const TaskRegistration kRegistration(
-    Game<RunToGoal>("run_to_goal", "RunToGoal", "agent", Spec(), kDoc, /*max_cycles=*/500));
+const TaskRegistration kRegistration(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent", Spec(),
+                                                     kDoc, /*max_cycles=*/500));
 
 }  // namespace
 }  // namespace joltgym

@@ -114,10 +114,11 @@ class Sumo final : public Task {
     const double default_min = humanoid_ ? 1.5 : 2.5, default_max = humanoid_ ? 3.5 : 4.5;
     min_radius_ = OrDefault(p, "min_ring_radius", default_min);
     max_radius_ = OrDefault(p, "max_ring_radius", default_max);
-    if (!(min_radius_ > 0.0)) throw BadValue("min_ring_radius should be > 0, got " + std::to_string(min_radius_));
+    if (!(min_radius_ > 0.0))
+      throw BadValue("min_ring_radius should be > 0, got " + std::to_string(min_radius_));
     if (!(max_radius_ >= min_radius_)) {
-      throw BadValue("max_ring_radius should be >= min_ring_radius (" + std::to_string(min_radius_) +
-                     "), got " + std::to_string(max_radius_));
+      throw BadValue("max_ring_radius should be >= min_ring_radius (" +
+                     std::to_string(min_radius_) + "), got " + std::to_string(max_radius_));
     }
     ring_radius_ = p.Float("ring_radius");  // NaN: drawn per episode
     drawn_radius_ = std::isnan(ring_radius_);
@@ -126,8 +127,8 @@ class Sumo final : public Task {
     spawn_distance_ = Positive(p, "spawn_distance");
     if (spawn_distance_ >= smallest) {
       throw BadValue(std::string("spawn_distance should be < ") +
-                     (drawn_radius_ ? "min_ring_radius (" : "ring_radius (") + std::to_string(smallest) +
-                     "), got " + std::to_string(spawn_distance_));
+                     (drawn_radius_ ? "min_ring_radius (" : "ring_radius (") +
+                     std::to_string(smallest) + "), got " + std::to_string(spawn_distance_));
     }
     fall_height_ = OrDefault(p, "fall_height", humanoid_ ? 0.5 : 0.3);
     win_reward_ = p.Float("win_reward");
@@ -144,8 +145,8 @@ class Sumo final : public Task {
                                   ? (humanoid_ ? "humanoid_arena.xml" : "sumo_arena.xml")
                                   : p.String("arena_file");
     const std::string robot_path = ResolveAssetPath(xml);
-    ComposedModel world = ComposeWorld(ResolveAssetPath(arena), robot_path, "torso", rules.name + "_",
-                                       placements, /*agents_collide=*/true);
+    ComposedModel world = ComposeWorld(ResolveAssetPath(arena), robot_path, "torso",
+                                       rules.name + "_", placements, /*agents_collide=*/true);
     // Positions, orientations and velocities are read from the free joint.
     RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false, "sumo");
     CompetitorRules own = rules;
@@ -262,7 +263,8 @@ class Sumo final : public Task {
     bool lost[2];
     for (int k = 0; k < 2; ++k) {
       const mjtNum* q = d->qpos + agents_[k].qpos_base;
-      lost[k] = std::hypot(q[0], q[1]) > scratch[kRadius] || q[2] < fall_height_ || !std::isfinite(q[2]);
+      lost[k] =
+          std::hypot(q[0], q[1]) > scratch[kRadius] || q[2] < fall_height_ || !std::isfinite(q[2]);
     }
     const bool timeout = episode_limit() > 0 && scratch[kSteps] >= episode_limit();
     Outcome outcome[2] = {Outcome::kOngoing, Outcome::kOngoing};
@@ -314,7 +316,8 @@ class Sumo final : public Task {
 
   // gym-compete's humanoid sumo: a fall or leaving the ring loses; the other
   // wins only if the two have touched; the fighters' shaping.
-  bool StepHumanoids(mjData* d, double* scratch, const float* actions, const StepOutput& out) const {
+  bool StepHumanoids(mjData* d, double* scratch, const float* actions,
+                     const StepOutput& out) const {
     SetAgentControls(d, agents_, robot_nu_, actions);
     const bool stable = Simulate(model(), d, frame_skip_);
     scratch[kSteps] += 1.0;
@@ -323,7 +326,8 @@ class Sumo final : public Task {
     bool lost[2];
     for (int k = 0; k < 2; ++k) {
       const mjtNum* q = bots_.Root(d, k);
-      lost[k] = std::hypot(q[0], q[1]) > scratch[kRadius] || q[2] < fall_height_ || !std::isfinite(q[2]);
+      lost[k] =
+          std::hypot(q[0], q[1]) > scratch[kRadius] || q[2] < fall_height_ || !std::isfinite(q[2]);
     }
     const bool timeout = episode_limit() > 0 && scratch[kSteps] >= episode_limit();
     const bool touched = scratch[kTouched] != 0.0;
@@ -461,19 +465,26 @@ class Sumo final : public Task {
 std::vector<ParamSpec> Spec() {
   return {
       StringParam("robot", "ant", "'ant' or 'humanoid'"),
-      OptionalFloatParam("ring_radius", 3.0, "radius of the ring in metres; None: drawn each episode"),
-      OptionalFloatParam("min_ring_radius", NAN, "low end of the radius draw; None: the robot's (2.5 / 1.5)"),
-      OptionalFloatParam("max_ring_radius", NAN, "high end of the radius draw; None: the robot's (4.5 / 3.5)"),
+      OptionalFloatParam("ring_radius", 3.0,
+                         "radius of the ring in metres; None: drawn each episode"),
+      OptionalFloatParam("min_ring_radius", NAN,
+                         "low end of the radius draw; None: the robot's (2.5 / 1.5)"),
+      OptionalFloatParam("max_ring_radius", NAN,
+                         "high end of the radius draw; None: the robot's (4.5 / 3.5)"),
       FloatParam("spawn_distance", 1.0, "start distance of each torso from the centre"),
-      OptionalFloatParam("fall_height", NAN, "torso height below which a robot has fallen; None: the robot's (0.3 / 0.5)"),
+      OptionalFloatParam(
+          "fall_height", NAN,
+          "torso height below which a robot has fallen; None: the robot's (0.3 / 0.5)"),
       FloatParam("win_reward", 1000.0, "reward for a win (a loss gets minus this)"),
       FloatParam("draw_penalty", 100.0, "penalty for each agent on a draw (timeout)"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
       FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost (shaping)"),
-      OptionalFloatParam("reset_noise_scale", NAN, "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
+      OptionalFloatParam("reset_noise_scale", NAN,
+                         "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       StringParam("xml_file", "", "robot MJCF; '': the robot's (ant.xml / humanoid.xml)"),
-      StringParam("arena_file", "", "arena MJCF; '': the robot's (sumo_arena.xml / humanoid_arena.xml)"),
+      StringParam("arena_file", "",
+                  "arena MJCF; '': the robot's (sumo_arena.xml / humanoid_arena.xml)"),
   };
 }
 

@@ -70,15 +70,16 @@ class YouShallNotPass final : public Task {
     win_reward_ = p.Float("win_reward");
     shaping_weight_ = p.Float("shaping_weight");
     const double noise = p.Float("reset_noise_scale");
-    if (!(noise >= 0.0)) throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
+    if (!(noise >= 0.0))
+      throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
     rules.reset_noise = noise;
     frame_skip_ = p.Int("frame_skip");
 
     const std::string robot_path = ResolveAssetPath(p.String("xml_file"));
     const std::vector<Placement> placements{FacingPlacement(-spawn_x_, 0.0, 0.0),
                                             FacingPlacement(spawn_x_, 0.0, kPi)};
-    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")), robot_path, "torso",
-                                       "humanoid_", placements, /*agents_collide=*/true);
+    ComposedModel world = ComposeWorld(ResolveAssetPath(p.String("arena_file")), robot_path,
+                                       "torso", "humanoid_", placements, /*agents_collide=*/true);
     RequireRootJoint(world, robot_path, /*allow_free=*/true, /*allow_slide_x=*/false,
                      "you_shall_not_pass");
     bots_ = Competitors(world, rules);
@@ -130,7 +131,8 @@ class YouShallNotPass final : public Task {
     }
   }
 
-  bool Step(mjData* d, double* scratch, const float* actions, const StepOutput& out) const override {
+  bool Step(mjData* d, double* scratch, const float* actions,
+            const StepOutput& out) const override {
     const double before = ToLine(d);
     SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
     const bool stable = Simulate(model(), d, frame_skip_);
@@ -163,8 +165,9 @@ class YouShallNotPass final : public Task {
       const double progress = k == kWalker ? before - ToLine(d) : 0.0;
       const Shaping s = bots_.Shape(d, k, actions + k * bots_.nu(), progress, dt());
       const double gap = std::fabs(walker_x - goal_x_);
-      const double forward = weight * s.forward, ctrl = -weight * s.ctrl, contact = -weight * s.contact,
-                   survive = weight * s.survive, goal = weight * (k == kWalker ? -gap : gap);
+      const double forward = weight * s.forward, ctrl = -weight * s.ctrl,
+                   contact = -weight * s.contact, survive = weight * s.survive,
+                   goal = weight * (k == kWalker ? -gap : gap);
       out.reward[k] = static_cast<float>(result[k] + forward + ctrl + contact + survive + goal);
       out.terminated[k] = over;
       double* info = out.info + k * width;
@@ -196,7 +199,8 @@ class YouShallNotPass final : public Task {
   Competitors bots_;
   int frame_skip_ = 5;
   double spawn_x_, goal_x_, fall_height_, win_reward_, shaping_weight_;
-  int outcome_, to_line_, reward_outcome_, reward_forward_, reward_ctrl_, reward_contact_, reward_survive_,
+  int outcome_, to_line_, reward_outcome_, reward_forward_, reward_ctrl_, reward_contact_,
+      reward_survive_,
       reward_goal_distance_;  // info offsets
 };
 
