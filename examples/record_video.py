@@ -27,7 +27,8 @@ from joltgym_marl import MULTI_AGENT_ENVS
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("env", help="cheetah_race_v0, sumo_v0 or a Gymnasium id such as joltgym_marl/Ant-v0")
+    p.add_argument("env", help="a game module (cheetah_race_v0, sumo_v0, run_to_goal_v0, ...) or a Gymnasium id "
+                               "such as joltgym_marl/Ant-v0")
     p.add_argument("--out", type=Path, required=True, help="output .gif or .mp4")
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--opponent", default="random", help="sumo: ant_1's player")
@@ -38,6 +39,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-agents", type=int, default=None, help="cheetah_race_v0: number of cheetahs")
     p.add_argument("--layout", default=None, help="cheetah_race_v0: lanes or shared_track")
+    p.add_argument("--robot", default=None, help="run_to_goal_v0 / sumo_v0: ant or humanoid")
     return p.parse_args()
 
 
@@ -47,6 +49,8 @@ def record_game(args: argparse.Namespace) -> list[np.ndarray]:
         kwargs["num_agents"] = args.num_agents
     if args.layout is not None:
         kwargs["layout"] = args.layout
+    if args.robot is not None:
+        kwargs["robot"] = args.robot
     env = MULTI_AGENT_ENVS[args.env].parallel_env(**kwargs)
     observations, _ = env.reset(seed=args.seed)
     rng = np.random.default_rng(args.seed)

@@ -53,6 +53,8 @@ EXTRA_VARIANTS = {
         "3-shared_track": dict(num_agents=3, layout="shared_track"),
         "1-finish_line": dict(num_agents=1, finish_line=0.3, max_cycles=400),
     },
+    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None)},
+    "run_to_goal_v0": {"humanoid": dict(robot="humanoid")},
 }
 
 
@@ -224,8 +226,9 @@ def test_render_modes(name, module):
 def test_agents_and_spaces(module, kw):
     env = module.parallel_env(**kw)
     n = env.world.num_agents
-    prefix = type(env).agent_prefix
-    assert env.possible_agents == [f"{prefix}_{i}" for i in range(n)]
+    prefix = env.agent_prefix  # the class default, or the one the parameters chose (sumo robot)
+    # Games with roles name their agents (walker, blocker); the others are "<prefix>_<k>".
+    assert env.possible_agents == (list(env.world.agent_names) or [f"{prefix}_{i}" for i in range(n)])
     assert env.max_num_agents == n
     assert env.agents == []
     obs, infos = env.reset(seed=0)

@@ -39,7 +39,11 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
         self.max_cycles = max_cycles
-        self.possible_agents = [f"{self.agent_prefix}_{i}" for i in range(world.num_agents)]
+        # A game whose parameters choose its agents' names (sumo_v0's robot) says so.
+        self.agent_prefix = world.agent_prefix or type(self).agent_prefix
+        # Games with roles name each agent (you_shall_not_pass_v0: walker_0, blocker_0).
+        self.possible_agents = list(world.agent_names) or [f"{self.agent_prefix}_{i}"
+                                                            for i in range(world.num_agents)]
         self.agents: list[str] = []
         self._index = {name: i for i, name in enumerate(self.possible_agents)}
         self.metadata = {**type(self).metadata, "render_modes": rendering.available_render_modes(),

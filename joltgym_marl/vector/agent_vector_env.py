@@ -116,6 +116,8 @@ class _AgentRows:
         self._terminations, self._truncations = flat.terminations, flat.truncations
         self._infos, self._final_obs = flat.infos, flat.final_obs
         self._action_shape = (self.num_worlds, self.num_agents, pool.act_dim)
+        prefix = pool.agent_prefix or TASKS[game].agent_prefix
+        self.agent_names = list(pool.agent_names) or [f"{prefix}_{i}" for i in range(self.num_agents)]
         self.agent_observation_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
         self.agent_action_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
         return rows
@@ -151,6 +153,15 @@ class _AgentRows:
             return (self._obs.copy(), self._rewards.copy(), self._terminations.copy(),
                     self._truncations.copy(), infos)
         return self._obs, self._rewards, self._terminations, self._truncations, infos
+
+    def role_rows(self, agent: str) -> np.ndarray:
+        """The rows of ``agent`` (a name of ``agent_names``: ``"walker_0"``, ``"ant_1"``) in every
+        world, ascending: row ``w * num_agents + a``. A learner on one side of an asymmetric game
+        and a frozen opponent on the other each read and act on their own block of rows."""
+        if agent not in self.agent_names:
+            raise ValueError(f"agent should be one of {self.agent_names}, got {agent!r}")
+        index = self.agent_names.index(agent)
+        return np.arange(index, self.num_worlds * self.num_agents, self.num_agents)
 
     @property
     def pool(self):
@@ -201,7 +212,8 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
-            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=TASKS[pool.task].agent_prefix)
+            prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
+            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=prefix)
         return self._renderer.render(*pool.get_state(self.render_world))
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -101,6 +101,13 @@ class Task {
   double dt() const { return dt_; }
   const InfoLayout& info_layout() const { return info_; }
   const RenderCamera& camera() const { return camera_; }
+  // Games: the prefix of this instance's agent names and bodies
+  // ("<prefix>_<k>", "<prefix>_<k>/..."), when it depends on the task's
+  // parameters (sumo's robot); empty: the registry's agent_prefix.
+  const std::string& agent_prefix() const { return agent_prefix_; }
+  // Games with roles: each agent's name (e.g. "walker_0", "blocker_0"); empty:
+  // "<prefix>_<k>". The bodies are still "<prefix>_<k>/...".
+  const std::vector<std::string>& agent_names() const { return agent_names_; }
   // Steps after which the owner truncates an episode (0: never). Set once by
   // whoever creates the task, before it is shared, so that tasks whose
   // observation or reward depend on the time left can read it.
@@ -150,6 +157,8 @@ class Task {
   }
   InfoLayout& mutable_info() { return info_; }
   void SetCamera(const RenderCamera& camera) { camera_ = camera; }
+  void SetAgentPrefix(std::string prefix) { agent_prefix_ = std::move(prefix); }
+  void SetAgentNames(std::vector<std::string> names) { agent_names_ = std::move(names); }
   // Action bounds from the actuators' ctrlrange, for agent 0's `act_dim`
   // actuators starting at `first_actuator`.
   void SetActionBoundsFromCtrlRange(int first_actuator);
@@ -165,6 +174,8 @@ class Task {
   std::vector<std::pair<std::string, int>> options_;
   InfoLayout info_;
   RenderCamera camera_;
+  std::string agent_prefix_;
+  std::vector<std::string> agent_names_;
   std::vector<double> action_low_;
   std::vector<double> action_high_;
 };

@@ -479,6 +479,12 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
   // Task properties need the open pool.
   pool.def_property_readonly("num_agents", [](const PyWorldPool& s) { return s.Open().task().num_agents(); })
       .def_property_readonly("obs_dim", [](const PyWorldPool& s) { return s.Open().task().obs_dim(); })
+      .def_property_readonly("agent_prefix", [](const PyWorldPool& s) { return s.Open().task().agent_prefix(); })
+      .def_property_readonly("agent_names", [](const PyWorldPool& s) {
+        py::list names;
+        for (const std::string& name : s.Open().task().agent_names()) names.append(name);
+        return names;
+      })
       .def_property_readonly("act_dim", [](const PyWorldPool& s) { return s.Open().task().act_dim(); })
       .def_property_readonly("action_low", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_low()); })
       .def_property_readonly("action_high", [](const PyWorldPool& s) { return ToFloatArray(s.Open().task().action_high()); })

@@ -2,9 +2,11 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "../buffers.h"
+#include "../compose.h"
 #include "../outcome.h"
 #include "../task.h"
 #include "common.h"
@@ -80,6 +82,19 @@ void DefineRegistry(py::module_& m) {
   m.def("asset_dir", &AssetDir);
   m.def("_restore", &Restore);
   m.def("mujoco_version", [] { return std::string(mj_versionString()); });
+  m.def(
+      "_compose_world",
+      [](const std::string& arena_file, const std::string& xml_file, const std::string& root_body,
+         const std::string& agent_prefix, int num_agents) {
+        const std::vector<Placement> placements(static_cast<size_t>(std::max(num_agents, 0)));
+        ComposedModel world = ComposeWorld(ResolveAssetPath(arena_file), ResolveAssetPath(xml_file),
+                                           root_body, agent_prefix, placements, /*agents_collide=*/true);
+        return ModelBytes(world.model.get());
+      },
+      py::arg("arena_file"), py::arg("xml_file"), py::arg("root_body"), py::arg("agent_prefix"),
+      py::arg("num_agents"),
+      "For tests: the MJB bytes of `num_agents` copies of a robot composed into an arena at the "
+      "origin, with per-agent contact bits, as the games compose their worlds.");
   m.def(
       "tasks",
       [] {

@@ -196,6 +196,15 @@ void DefineCommon(Class& cls) {
       .def_property_readonly("camera", [](const Self& s) { return CameraDict(s.task()); },
                              "the task's default render camera")
       .def_property_readonly("episode_options", [](const Self& s) { return OptionNames(s.task()); })
+      .def_property_readonly("agent_prefix", [](const Self& s) { return s.task().agent_prefix(); },
+                             "games: this instance's agent-name prefix when its parameters choose it "
+                             "(sumo's robot), else ''")
+      .def_property_readonly("agent_names", [](const Self& s) {
+                               py::list names;
+                               for (const std::string& name : s.task().agent_names()) names.append(name);
+                               return names;
+                             },
+                             "games with roles: each agent's name (walker_0, blocker_0), else []")
       .def("model_mjb", [](const Self& s) { return ModelBytes(s.task().model()); },
            "The compiled model as MJB bytes.")
       .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); }, "simulated seconds per step")

@@ -1,0 +1,202 @@
+// What the competition games of Bansal et al. 2018 ("Emergent Complexity via
+// Multi-Agent Competition", openai/multiagent-competition's gym-compete) share:
+// the two robots they are played with (Ant, Humanoid), each robot's dense
+// shaping constants, its reset noise, and the observation of one agent (own
+// qpos, qvel, for humanoids cinert, cvel and qfrc_actuator of its bodies, its
+// external contact forces clipped to [-1, 1], the opponent's torso position).
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../compose.h"
+#include "../errors.h"
+#include "../params.h"
+#include "../rng.h"
+#include "../task.h"
+
+namespace joltgym {
+
+// A robot of the competition games and the reference's constants for it.
+struct CompetitorRules {
+  std::string name;             // "ant" or "humanoid"
+  std::string xml_file;         // default robot MJCF
+  bool humanoid = false;        // adds cinert, cvel, qfrc_actuator to the observation
+  double forward_weight = 1.0;  // x velocity of the centre of mass toward the goal
+  double ctrl_weight = 0.5;     // x sum(action**2)
+  double contact_weight = 0.5e-3;
+  bool contact_clipped = true;    // Ant: cfrc_ext clipped to [-1, 1] before squaring
+  double contact_cap = INFINITY;  // Humanoid: the contact cost is capped at 10
+  double alive_bonus = 1.0;       // +bonus while standing, -bonus otherwise
+  double standing_height = 0.28;  // torso z at or above which the robot stands
+  double fall_height = 0.28;      // torso z below which the robot has fallen
+  double reset_noise = 0.1;       // Ant-v5: U(-c, c) on qpos, c N(0, 1) on qvel;
+                                  // Humanoid-v5: U(-c, c) on both
+};
+
+inline CompetitorRules AntRules() {
+  CompetitorRules r;
+  r.name = "ant";
+  r.xml_file = "ant.xml";
+  return r;
+}
+
+inline CompetitorRules HumanoidRules() {
+  CompetitorRules r;
+  r.name = "humanoid";
+  r.xml_file = "humanoid.xml";
+  r.humanoid = true;
+  r.forward_weight = 0.25;
+  r.ctrl_weight = 0.1;
+  r.contact_weight = 0.5e-6;
+  r.contact_clipped = false;
+  r.contact_cap = 10.0;
+  r.alive_bonus = 5.0;
+  r.standing_height = 1.0;
+  r.fall_height = 0.8;
+  r.reset_noise = 0.01;
+  return r;
+}
+
+// The rules of `robot` ("ant" / "humanoid"), or BadValue naming it.
+inline CompetitorRules RulesFor(const std::string& robot, const std::string& game) {
+  if (robot == "ant") return AntRules();
+  if (robot == "humanoid") return HumanoidRules();
+  throw BadValue(game + ": robot should be 'ant' or 'humanoid', got '" + robot + "'");
+}
+
+// The shaping terms of one agent's step (unweighted; costs as positive numbers).
+struct Shaping {
+  double forward = 0.0, ctrl = 0.0, contact = 0.0, survive = 0.0;
+};
+
+// Two (or more) robots of one kind in a composed world: sizes, index maps,
+// observation and shaping.
+class Competitors {
+ public:
+  Competitors() = default;
+  Competitors(const ComposedModel& world, CompetitorRules rules)
+      : rules_(std::move(rules)), agents_(world.agents) {
+    const mjModel* r = world.robot.get();
+    nq_ = static_cast<int>(r->nq);
+    nv_ = static_cast<int>(r->nv);
+    nu_ = static_cast<int>(r->nu);
+    nbody_ = static_cast<int>(r->nbody) - 1;
+  }
+
+  const CompetitorRules& rules() const { return rules_; }
+  const std::vector<AgentIndex>& agents() const { return agents_; }
+  int nq() const { return nq_; }
+  int nv() const { return nv_; }
+  int nu() const { return nu_; }
+  int nbody() const { return nbody_; }
+
+  // Entries of Put(): own qpos, qvel, [cinert, cvel, qfrc_actuator], cfrc_ext,
+  // opponent torso position.
+  int obs_dim() const {
+    return nq_ + nv_ + (rules_.humanoid ? 16 * nbody_ + nv_ : 0) + 6 * nbody_ + 3;
+  }
+
+  const mjtNum* Root(const mjData* d, int k) const { return d->qpos + agents_[k].qpos_base; }
+  // The robot's centre of mass (MuJoCo's subtree_com of its root body).
+  const mjtNum* Com(const mjData* d, int k) const {
+    return d->subtree_com + 3 * agents_[k].body_base;
+  }
+  bool Standing(const mjData* d, int k, double floor = 0.0) const {
+    return Root(d, k)[2] - floor >= rules_.standing_height;
+  }
+  bool Fallen(const mjData* d, int k, double floor = 0.0) const {
+    const double z = Root(d, k)[2] - floor;
+    return z < rules_.fall_height || !std::isfinite(z);
+  }
+
+  // The robot's reset noise on agent k's coordinates (after mj_resetData).
+  void AddResetNoise(const mjModel* m, mjData* d, int k, Rng& rng) const {
+    const double c = rules_.reset_noise;
+    if (!rules_.humanoid) {
+      AddRobotResetNoise(m, d, agents_[k], nq_, nv_, c, rng);
+      return;
+    }
+    const AgentIndex& a = agents_[k];
+    for (int i = 0; i < nq_; ++i)
+      d->qpos[a.qpos_base + i] = m->qpos0[a.qpos_base + i] + rng.Uniform(-c, c);
+    for (int i = 0; i < nv_; ++i) d->qvel[a.qvel_base + i] = rng.Uniform(-c, c);
+  }
+
+  // Agent k's observation (obs_dim() floats) against opponent `o`; returns
+  // the end of what it wrote.
+  float* Put(const mjData* d, int k, int o, float* obs) const {
+    const AgentIndex& a = agents_[k];
+    obs = Copy(obs, d->qpos + a.qpos_base, nq_);
+    obs = Copy(obs, d->qvel + a.qvel_base, nv_);
+    if (rules_.humanoid) {
+      obs = Copy(obs, d->cinert + 10 * a.body_base, 10 * nbody_);
+      obs = Copy(obs, d->cvel + 6 * a.body_base, 6 * nbody_);
+      obs = Copy(obs, d->qfrc_actuator + a.qvel_base, nv_);
+    }
+    const mjtNum* f = d->cfrc_ext + 6 * a.body_base;
+    for (int i = 0; i < 6 * nbody_; ++i) *obs++ = static_cast<float>(std::clamp(f[i], -1.0, 1.0));
+    return Copy(obs, Root(d, o), 3);
+  }
+
+  // The reference's shaping of agent k for one step: `progress` is the
+  // centre of mass's motion toward the goal over `dt` (0 for fighters, who
+  // use the closeness to the centre instead).
+  Shaping Shape(const mjData* d, int k, const float* action, double progress, double dt) const {
+    Shaping s;
+    s.forward = rules_.forward_weight * progress / dt;
+    s.ctrl = rules_.ctrl_weight * SumSquares(action, nu_);
+    const mjtNum* f = d->cfrc_ext + 6 * agents_[k].body_base;
+    double sq = 0.0;
+    for (int i = 0; i < 6 * nbody_; ++i) {
+      const double v = rules_.contact_clipped ? std::clamp(f[i], -1.0, 1.0) : f[i];
+      sq += v * v;
+    }
+    s.contact = std::fmin(rules_.contact_weight * sq, rules_.contact_cap);
+    s.survive = Standing(d, k) ? rules_.alive_bonus : -rules_.alive_bonus;
+    return s;
+  }
+
+  // True if a geom of agent k touches a geom of agent j (penetrating
+  // contacts, as the reference counts them).
+  bool Touching(const mjData* d, int k, int j) const {
+    const AgentIndex& a = agents_[k];
+    const AgentIndex& b = agents_[j];
+    for (int i = 0; i < d->ncon; ++i) {
+      const mjContact& c = d->contact[i];
+      if (c.dist >= 0) continue;
+      const bool ka = c.geom[0] >= a.geom_begin && c.geom[0] < a.geom_end;
+      const bool kb = c.geom[1] >= a.geom_begin && c.geom[1] < a.geom_end;
+      const bool ja = c.geom[0] >= b.geom_begin && c.geom[0] < b.geom_end;
+      const bool jb = c.geom[1] >= b.geom_begin && c.geom[1] < b.geom_end;
+      if ((ka && jb) || (kb && ja)) return true;
+    }
+    return false;
+  }
+
+ private:
+  static float* Copy(float* obs, const mjtNum* v, int n) {
+    for (int i = 0; i < n; ++i) *obs++ = static_cast<float>(v[i]);
+    return obs;
+  }
+
+  CompetitorRules rules_;
+  std::vector<AgentIndex> agents_;
+  int nq_ = 0, nv_ = 0, nu_ = 0, nbody_ = 0;
+};
+
+// The yaw quaternion turning +x toward `angle` (radians) about z.
+inline Placement FacingPlacement(double x, double y, double angle) {
+  Placement p;
+  p.pos[0] = x;
+  p.pos[1] = y;
+  p.quat[0] = std::cos(0.5 * angle);
+  p.quat[3] = std::sin(0.5 * angle);
+  return p;
+}
+
+}  // namespace joltgym
