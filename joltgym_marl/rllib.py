@@ -196,7 +196,9 @@ class WorldPoolMultiAgentEnv(VectorMultiAgentEnv):
                                             max_episode_steps=max_cycles, autoreset_mode=autoreset_mode,
                                             **game_kwargs)
         self.num_envs = pool.num_envs
-        self.possible_agents = [f"{spec.agent_prefix}_{k}" for k in range(pool.num_agents)]
+        # A game may name its agents per instance (sumo's robot, the role games).
+        prefix = pool.agent_prefix or spec.agent_prefix
+        self.possible_agents = list(pool.agent_names) or [f"{prefix}_{k}" for k in range(pool.num_agents)]
         obs_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
         act_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
         self.single_observation_spaces = {a: obs_space for a in self.possible_agents}

@@ -16,11 +16,17 @@ import joltgym_marl.rllib as jr
 from joltgym_marl.registry import GAMES
 
 GAME_NAMES = [spec.name for spec in GAMES]
-SMALL = {"cheetah_race": {"num_agents": 2}, "sumo": {}}
+SMALL = {"cheetah_race": {"num_agents": 2}, "sumo_humanoid": {"robot": "humanoid"}}
+# Every game, and sumo with humanoids (agents named by the instance: humanoid_k).
+GAME_CASES = GAME_NAMES + ["sumo_humanoid"] if "sumo" in GAME_NAMES else GAME_NAMES
 
 
 def small_config(game: str, max_cycles: int = 12) -> dict:
     return {**SMALL.get(game, {}), "max_cycles": max_cycles}
+
+
+def game_of(case: str) -> str:
+    return "sumo" if case == "sumo_humanoid" else case
 
 
 # -- registration and the one-world env -----------------------------------------------
@@ -53,9 +59,9 @@ def test_unknown_env_config_keys_are_named():
         jr.WorldPoolMultiAgentEnv("cheetah_race", 2, [1, 2])
 
 
-@pytest.mark.parametrize("game", GAME_NAMES)
+@pytest.mark.parametrize("game", GAME_CASES)
 def test_game_env_passes_rllibs_checker(game):
-    env = jr.GameEnv(game, small_config(game))
+    env = jr.GameEnv(game_of(game), small_config(game))
     check_multiagent_environments(env)
     obs, infos = env.reset(seed=1)
     assert set(obs) == set(env.possible_agents) == set(infos)
@@ -77,7 +83,7 @@ def _replay_worlds(game: str, seed: int, actions: list[np.ndarray], num_worlds: 
     RLlib's "next_step" auto-reset applied by hand."""
     out = []
     for w in range(num_worlds):
-        env = jr.GameEnv(game, small_config(game, max_cycles))
+        env = jr.GameEnv(game_of(game), small_config(game, max_cycles))
         obs, _ = env.reset(seed=seed + w)
         agents = env.possible_agents
         trace = [np.stack([obs[a] for a in agents])]
@@ -98,12 +104,13 @@ def _replay_worlds(game: str, seed: int, actions: list[np.ndarray], num_worlds: 
     return out
 
 
-@pytest.mark.parametrize("game", GAME_NAMES)
+@pytest.mark.parametrize("game", GAME_CASES)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pool_env_equals_worlds_stepped_alone(game, threads):
     num_worlds, max_cycles, seed = 3, 7, 40
-    env = jr.WorldPoolMultiAgentEnv(game, num_worlds, small_config(game, max_cycles), num_threads=threads)
+    env = jr.WorldPoolMultiAgentEnv(game_of(game), num_worlds, small_config(game, max_cycles), num_threads=threads)
     agents = env.possible_agents
+    assert agents == jr.GameEnv(game_of(game), small_config(game)).possible_agents
     rng = np.random.default_rng(0)
     obs, infos = env.reset(seed=seed)
     trace = [[np.stack([o[a] for a in agents])] for o in obs]
