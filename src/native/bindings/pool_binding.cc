@@ -14,6 +14,7 @@
 
 #include "../errors.h"
 #include "../fork_guard.h"
+#include "../quiet_timer.h"
 #include "../thread_pool.h"
 #include "../world_pool.h"
 #include "checks.h"
@@ -610,6 +611,10 @@ class PyWorldPool {
 }  // namespace
 
 void DefinePool(py::module_& m) {
+  m.def("_mujoco_timer_state",
+        [] { return py::make_tuple(MujocoTimerShielded(), ForwardedMujocoTimer()); },
+        "Test hook: (whether mjcb_time is the core's forwarder, the address of the callback it "
+        "forwards to other threads or 0); see src/native/quiet_timer.h.");
   m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
         "Test hook: the next `count` native worker threads fail to start.");
   py::class_<PyWorldPool> pool(m, "WorldPool",
