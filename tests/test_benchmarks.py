@@ -33,6 +33,7 @@ OURS = {spec.name: "agent_vec" if spec.is_game else "vector" for spec in TASKS.v
 SCRIPTS = {
     "run": ([sys.executable, "-m", "benchmarks.run"], list(TASKS)),
     "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
+    "mujoco_import": ([sys.executable, "benchmarks/mujoco_import.py"], list(TASKS)),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
 }

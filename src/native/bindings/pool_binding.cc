@@ -404,6 +404,10 @@ class PyWorldPool {
       std::string r = py::repr(env_ids).cast<std::string>();
       return r.size() > 80 ? r.substr(0, 77) + "..." : r;
     }();
+    if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) {
+      throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
+                            " distinct world ids, got 0");
+    }
     if (!ids_array || (ids_array.dtype().kind() != 'i' && ids_array.dtype().kind() != 'u') ||
         ids_array.ndim() != 1) {
       throw py::type_error("env_ids should be a 1-D sequence of ints in [0, " + std::to_string(n) +
@@ -668,7 +672,11 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
            "reset_all(seed=seed), then every world in flight with its reset observation: "
            "recv() returns worlds 0.. batch_size-1, then the next batch_size, ...")
       .def_property_readonly("batch_size", [](const PyWorldPool& s) { return s.batch_size_; })
-      .def_property_readonly("in_flight", [](const PyWorldPool& s) { return s.Open().in_flight(); },
+      .def_property_readonly("in_flight",
+                             [](PyWorldPool& s) {
+                               s.Mutex();  // in a forked child, forgets what was in flight
+                               return s.Open().in_flight();
+                             },
                              "Worlds sent (or async_reset) and not yet received.")
       .def_readonly("recv_env_ids", &PyWorldPool::recv_ids_)
       .def_readonly("recv_obs", &PyWorldPool::recv_obs_)
