@@ -432,3 +432,102 @@ def test_another_python_thread_runs_while_recv_waits():
             stop.set()
             thread.join()
         assert during > 0
+
+
+# -- the vector envs -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+@pytest.mark.parametrize("batch_size", [2, 5])
+def test_native_vector_env_recv_equals_step(mode, batch_size):
+    from gymnasium.vector import AutoresetMode
+
+    from joltgym_marl.vector.native_vector_env import NativeVectorEnv
+
+    mode = AutoresetMode.NEXT_STEP if mode == "next_step" else AutoresetMode.SAME_STEP
+    kwargs = dict(num_threads=2, max_episode_steps=4, autoreset_mode=mode)
+    sync = NativeVectorEnv(TASK, 5, **kwargs)
+    env = NativeVectorEnv(TASK, 5, batch_size=batch_size, **kwargs)
+    try:
+        steps = 10
+        actions = np.random.default_rng(0).uniform(-1, 1, (steps, 5, sync.single_action_space.shape[0])).astype(np.float32)
+        obs0, _ = sync.reset(seed=7)
+        ref = [sync.step(actions[t]) for t in range(steps)]
+        env.async_reset(seed=7)
+        count = np.zeros(5, int)
+        seen = np.zeros(5, bool)
+        checked = 0
+        while env.pool.in_flight >= batch_size:
+            obs, rew, term, trunc, info = env.recv()
+            ids = info["env_id"]
+            assert obs.shape == (batch_size, sync.single_observation_space.shape[0])
+            for k, i in enumerate(ids):
+                if not seen[i]:
+                    np.testing.assert_array_equal(obs[k], obs0[i])
+                    seen[i] = True
+                    continue
+                t = count[i] - 1
+                r_obs, r_rew, r_term, r_trunc, r_info = ref[t]
+                np.testing.assert_array_equal(obs[k], r_obs[i])
+                assert rew[k] == r_rew[i] and term[k] == r_term[i] and trunc[k] == r_trunc[i]
+                if "final_obs" in r_info and r_info["_final_obs"][i]:
+                    np.testing.assert_array_equal(info["final_obs"][k], r_info["final_obs"][i])
+                else:
+                    assert "final_obs" not in info or not info["_final_obs"][k]
+                checked += 1
+            todo = [i for i in ids if count[i] < steps]
+            if todo:
+                env.send(np.stack([actions[count[i], i] for i in todo]), todo)
+                count[todo] += 1
+        assert checked >= 5 * steps // 2
+    finally:
+        sync.close()
+        env.close()
+
+
+def test_agent_vector_env_recv_equals_step():
+    from joltgym_marl.vector.agent_vector_env import AgentVectorEnv
+
+    sync = AgentVectorEnv(GAME, 3, num_threads=2, max_cycles=4)
+    env = AgentVectorEnv(GAME, 3, num_threads=2, max_cycles=4, batch_size=2)
+    try:
+        agents, act_dim = sync.num_agents, sync.single_action_space.shape[0]
+        steps = 9
+        actions = np.random.default_rng(1).uniform(-1, 1, (steps, 3, agents, act_dim)).astype(np.float32)
+        obs0, _ = sync.reset(seed=4)
+        ref = [sync.step(actions[t].reshape(3 * agents, act_dim)) for t in range(steps)]
+        env.async_reset(seed=4)
+        count = np.zeros(3, int)
+        seen = np.zeros(3, bool)
+        checked = 0
+        while env.pool.in_flight >= 2:
+            obs, rew, term, trunc, infos = env.recv()
+            assert obs.shape == (2 * agents, sync.single_observation_space.shape[0]) and len(infos) == 2 * agents
+            for k, w in enumerate(infos.env_ids):
+                rows = slice(k * agents, (k + 1) * agents)
+                ref_rows = slice(w * agents, (w + 1) * agents)
+                assert infos[k * agents]["env_id"] == w
+                if not seen[w]:
+                    np.testing.assert_array_equal(obs[rows], obs0[ref_rows])
+                    seen[w] = True
+                    continue
+                r_obs, r_rew, r_term, r_trunc, r_infos = ref[count[w] - 1]
+                np.testing.assert_array_equal(obs[rows], r_obs[ref_rows])
+                np.testing.assert_array_equal(rew[rows], r_rew[ref_rows])
+                np.testing.assert_array_equal(term[rows] | trunc[rows], r_term[ref_rows] | r_trunc[ref_rows])
+                for a in range(agents):
+                    mine, theirs = infos[k * agents + a], r_infos[w * agents + a]
+                    assert ("terminal_observation" in mine) == ("terminal_observation" in theirs)
+                    if "terminal_observation" in mine:
+                        np.testing.assert_array_equal(mine["terminal_observation"], theirs["terminal_observation"])
+                checked += 1
+            todo = [w for w in infos.env_ids if count[w] < steps]
+            if todo:
+                env.send(np.concatenate([actions[count[w], w] for w in todo]), todo)
+                count[todo] += 1
+        assert checked >= 3 * steps // 2
+        with pytest.raises(ValueError, match=r"actions should have shape \(%d, %d\)" % (agents, act_dim)):
+            env.send(np.zeros((agents + 1, act_dim), np.float32), [0])
+    finally:
+        sync.close()
+        env.close()
