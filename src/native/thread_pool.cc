@@ -24,6 +24,9 @@ namespace joltgym {
 namespace {
 // About 20-50 microseconds of polling before a worker goes to sleep.
 constexpr int kSpinIterations = 4000;
+// Then a caller waiting for async items yields (stays runnable, as
+// ParallelFor's caller does) up to this many times before it sleeps.
+constexpr int kYieldIterations = 1000;
 
 std::atomic<int> g_fail_thread_starts{0};
 }  // namespace
@@ -211,6 +214,13 @@ struct ThreadPool::Crew {
       }
       if (spins < kSpinIterations) {
         JOLTGYM_PAUSE();
+        ++spins;
+        continue;
+      }
+      if (spins < kSpinIterations + kYieldIterations) {
+        // As ParallelFor's wait: yield, so that a descheduled worker on an
+        // oversubscribed machine gets the core back, and stay runnable.
+        std::this_thread::yield();
         ++spins;
         continue;
       }
