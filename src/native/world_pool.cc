@@ -38,6 +38,7 @@ void WorldPool::Send(const float* actions, const int* ids, int count) {
 }
 
 void WorldPool::SendReset() {
+  Drain();  // (another Python thread may have sent since the reset)
   for (int i = 0; i < num_envs(); ++i) {
     scratch_ids_[i] = i;
     in_flight_[i] = 1;
