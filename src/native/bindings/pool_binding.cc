@@ -400,10 +400,10 @@ class PyWorldPool {
     } catch (py::error_already_set&) {
     }
     if (!ids_array) PyErr_Clear();
-    const std::string ids_repr = [&] {
+    auto ids_repr = [&] {  // for messages only
       std::string r = py::repr(env_ids).cast<std::string>();
       return r.size() > 80 ? r.substr(0, 77) + "..." : r;
-    }();
+    };
     if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) {
       throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
                             " distinct world ids, got 0");
@@ -411,7 +411,7 @@ class PyWorldPool {
     if (!ids_array || (ids_array.dtype().kind() != 'i' && ids_array.dtype().kind() != 'u') ||
         ids_array.ndim() != 1) {
       throw py::type_error("env_ids should be a 1-D sequence of ints in [0, " + std::to_string(n) +
-                           "), got " + ids_repr);
+                           "), got " + ids_repr());
     }
     const py::ssize_t count = ids_array.shape(0);
     if (count < 1 || count > n) {
@@ -429,9 +429,22 @@ class PyWorldPool {
       if (as_array && as_array.ndim() == 2) shape = {count, act_dim};
     }
     auto checked = CheckFloatArray(actions, shape, "actions");
-    auto ids64 = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(ids_array);
-    if (!ids64) throw py::error_already_set();
-    const long long* id_data = ids64.data();
+    // recv()'s int32 ids (and int64 ones) are read in place; other integer
+    // arrays are converted.
+    py::array ids_owner = ids_array;
+    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 &&
+                          (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||
+                           ids_array.dtype().is(py::dtype::of<std::int64_t>()));
+    if (!in_place) {
+      ids_owner = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(ids_array);
+      if (!ids_owner) throw py::error_already_set();
+    }
+    const bool narrow = ids_owner.dtype().is(py::dtype::of<std::int32_t>());
+    const void* id_data = ids_owner.data();
+    auto id_at = [&](py::ssize_t k) -> long long {
+      return narrow ? static_cast<const std::int32_t*>(id_data)[k]
+                    : static_cast<const std::int64_t*>(id_data)[k];
+    };
     const std::size_t row = static_cast<std::size_t>(num_agents * act_dim);
     std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
     std::vector<int> local_ids;      // only when another thread is inside the pool
@@ -445,7 +458,7 @@ class PyWorldPool {
       staged_actions = local_actions.data();
     }
     for (py::ssize_t k = 0; k < count; ++k) {
-      const long long id = id_data[k];
+      const long long id = id_at(k);
       if (id < 0 || id >= n) {
         throw py::index_error("env_ids should be in [0, " + std::to_string(n) + "), got " +
                               std::to_string(id) + " at position " + std::to_string(k));
@@ -461,7 +474,7 @@ class PyWorldPool {
       const int i = staged_ids[k];
       if (send_stamp_[i] == send_serial_) {
         throw py::value_error("env_ids should be distinct, got world " + std::to_string(i) +
-                              " twice in " + ids_repr);
+                              " twice in " + ids_repr());
       }
       send_stamp_[i] = send_serial_;
       if (pool.in_flight(i)) {
