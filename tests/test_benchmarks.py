@@ -34,6 +34,8 @@ SCRIPTS = {
     "run": ([sys.executable, "-m", "benchmarks.run"], list(TASKS)),
     "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
     "mujoco_import": ([sys.executable, "benchmarks/mujoco_import.py"], list(TASKS)),
+    "policy_rollout": ([sys.executable, "benchmarks/policy_rollout.py"],
+                       [spec.name for spec in SINGLE_AGENT_TASKS]),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
 }
