@@ -51,6 +51,7 @@ def _rng_draws(seed: int | None, kinds: str, low: float = -0.1, high: float = 0.
 def _test_fail_thread_starts(count: int) -> None: ...  # test hook: the next `count` worker threads fail to start
 # Test hook: (mjcb_time is the core's forwarder, address of the callback it forwards to or 0).
 def _mujoco_timer_state() -> tuple[bool, int]: ...
+def _test_mujoco_timer_shield(enabled: bool) -> None: ...  # benchmark hook: False stops the shield
 
 OUTCOME_LABELS: list[str]
 

@@ -114,6 +114,25 @@ def test_a_timer_set_later_is_wrapped_and_never_called_by_our_worlds():
     """)
 
 
+def test_the_benchmark_hook_turns_the_shield_off_and_on():
+    check(PRELUDE + """
+    calls = []
+    def timer():
+        calls.append(1)
+        return float(len(calls))
+    mujoco.set_mjcb_time(timer)
+    core._test_mujoco_timer_shield(False)   # the callback is mujoco's again, our worlds call it
+    step_ours(1)
+    assert not core._mujoco_timer_state()[0] and len(calls) > 0
+    core._test_mujoco_timer_shield(True)
+    step_ours(1)
+    n = len(calls)
+    step_ours()
+    assert core._mujoco_timer_state()[0] and len(calls) == n
+    print("ok")
+    """)
+
+
 def test_an_unset_timer_stays_unset():
     check(PRELUDE + """
     lib_timer = ctypes.c_void_p.in_dll(lib, "mjcb_time")

@@ -15,6 +15,7 @@ namespace {
 __attribute__((tls_model("initial-exec"))) thread_local bool t_quiet = false;
 
 std::atomic<mjfTime> g_forwarded{nullptr};
+std::atomic<bool> g_enabled{true};
 std::mutex g_install_mutex;
 
 mjtNum QuietTime() {
@@ -30,6 +31,7 @@ mjfTime LoadTimer() { return __atomic_load_n(&mjcb_time, __ATOMIC_ACQUIRE); }
 void ShieldMujocoTimer() noexcept {
   const mjfTime current = __atomic_load_n(&mjcb_time, __ATOMIC_RELAXED);
   if (current == nullptr || current == &QuietTime) return;
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
   // Rare: someone (re)installed a timer. try_lock, so that a thread that
   // cannot take the lock (another is installing, or a fork left it held)
   // never waits: the next guarded call tries again.
@@ -42,6 +44,15 @@ void ShieldMujocoTimer() noexcept {
   // Only if nobody changed it meanwhile; otherwise the next call retries.
   __atomic_compare_exchange_n(&mjcb_time, &expected, &QuietTime, false, __ATOMIC_ACQ_REL,
                               __ATOMIC_ACQUIRE);
+}
+
+void EnableTimerShield(bool enabled) noexcept {
+  std::lock_guard<std::mutex> lock(g_install_mutex);
+  g_enabled.store(enabled, std::memory_order_relaxed);
+  if (enabled) return;
+  mjfTime expected = &QuietTime;
+  __atomic_compare_exchange_n(&mjcb_time, &expected, g_forwarded.load(std::memory_order_acquire),
+                              false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 bool SetTimerQuiet() noexcept {

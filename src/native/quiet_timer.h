@@ -31,5 +31,8 @@ void RestoreTimerQuiet(bool was_quiet) noexcept;
 // it forwards to (as an address, 0 for none).
 bool MujocoTimerShielded() noexcept;
 unsigned long long ForwardedMujocoTimer() noexcept;
+// Benchmark hook: with `enabled` false, puts the forwarded callback back and
+// stops shielding (to measure what the shield saves); true resumes.
+void EnableTimerShield(bool enabled) noexcept;
 
 }  // namespace joltgym

@@ -632,6 +632,9 @@ void DefinePool(py::module_& m) {
         [] { return py::make_tuple(MujocoTimerShielded(), ForwardedMujocoTimer()); },
         "Test hook: (whether mjcb_time is the core's forwarder, the address of the callback it "
         "forwards to other threads or 0); see src/native/quiet_timer.h.");
+  m.def("_test_mujoco_timer_shield", &EnableTimerShield, py::arg("enabled"),
+        "Benchmark hook: False puts mujoco's timer callback back and stops keeping it off our "
+        "worlds (to measure what that saves); True resumes.");
   m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
         "Test hook: the next `count` native worker threads fail to start.");
   py::class_<PyWorldPool> pool(m, "WorldPool",
