@@ -184,7 +184,8 @@ struct ThreadPool::Crew {
       const std::uint64_t start = q.tail.load(std::memory_order_relaxed);
       std::uint64_t tail = start;
       for (int k = 0; k < count; ++k) {
-        if (Owner(items[k]) == t) q.slots[tail++ % q.capacity].store(items[k], std::memory_order_relaxed);
+        if (Owner(items[k]) != t) continue;
+        q.slots[tail++ % q.capacity].store(items[k], std::memory_order_relaxed);
       }
       if (tail != start) q.tail.store(tail, std::memory_order_seq_cst);
     }

@@ -56,7 +56,8 @@ class PyWorldPool {
               py::handle batch_size, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
     const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
-    batch_size_ = batch_size.is_none() ? n : static_cast<int>(CheckInt(batch_size, "batch_size", 1, n));
+    batch_size_ =
+        batch_size.is_none() ? n : static_cast<int>(CheckInt(batch_size, "batch_size", 1, n));
     // More threads than CPUs only oversubscribes them (the workers spin for
     // the next job): num_threads is capped at the CPUs this process may use,
     // and at num_envs.
@@ -436,7 +437,8 @@ class PyWorldPool {
                           (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||
                            ids_array.dtype().is(py::dtype::of<std::int64_t>()));
     if (!in_place) {
-      ids_owner = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(ids_array);
+      using Ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+      ids_owner = Ids::ensure(ids_array);
       if (!ids_owner) throw py::error_already_set();
     }
     const bool narrow = ids_owner.dtype().is(py::dtype::of<std::int32_t>());
@@ -465,7 +467,8 @@ class PyWorldPool {
       }
       staged_ids[k] = static_cast<int>(id);
     }
-    CopyFinite(checked.data(), staged_actions, static_cast<std::size_t>(count) * row, shape, "actions");
+    CopyFinite(checked.data(), staged_actions, static_cast<std::size_t>(count) * row, shape,
+               "actions");
     if (!lock.owns_lock()) WithoutGil([&] { lock.lock(); });
     // Mutex and GIL held from here: no Python code runs until the unlock.
     WorldPool& pool = Open();
@@ -701,7 +704,8 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
       .def_readonly("recv_truncations", &PyWorldPool::recv_truncated_)
       .def_readonly("recv_infos", &PyWorldPool::recv_info_)
       .def_readonly("recv_final_obs", &PyWorldPool::recv_final_obs_,
-                    "rows whose recv_reset_kind is AUTORESET (same_step) hold the ended episode's obs")
+                    "rows whose recv_reset_kind is AUTORESET (same_step) hold the ended "
+                    "episode's obs")
       .def_readonly("recv_final_infos", &PyWorldPool::recv_final_info_)
       .def_readonly("recv_reset_kind", &PyWorldPool::recv_reset_kind_)
       .def_readonly("recv_unstable", &PyWorldPool::recv_unstable_)
