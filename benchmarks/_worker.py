@@ -28,7 +28,8 @@ task, from ``available``).
 
 Families keep peers optional and apart: ``ours`` (joltgym_marl's core, pool,
 vector env and agent vector env; never imports MuJoCo's Python bindings, whose
-profiling-timer callback slows every ``mj_step`` of the process), ``native``
+profiling-timer callback our worlds must skip), ``ours_mujoco`` (the pool in a
+process that does import them: the check that they are skipped), ``native``
 (the C++ limit program), ``gymnasium`` (Gymnasium's ``*-v5`` envs),
 ``mujoco_batch``, ``envpool`` and ``supersuit``. Every answer says whether
 ``mujoco`` is imported in the worker.
@@ -226,6 +227,25 @@ class Ours(Family):
         else:
             raise ValueError(f"unknown contender {contender!r} for family ours")
         return measured(step, request)
+
+
+class OursMujoco(Ours):
+    """``pool_mujoco``: ``pool`` in a process that imports ``mujoco`` (and steps an
+    ``MjData`` of its own), whose profiling-timer callback our worlds must skip."""
+
+    def __init__(self):
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string(
+            "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
+        self.mj_model, self.mj_data = model, mujoco.MjData(model)
+        mujoco.mj_step(model, self.mj_data)
+        super().__init__()
+
+    def measure(self, request: dict) -> dict:
+        if request["contender"] != "pool_mujoco":
+            raise ValueError(f"unknown contender {request['contender']!r} for family ours_mujoco")
+        return super().measure({**request, "contender": "pool"})
 
 
 # -- native (the C++ limit) ---------------------------------------------------------------
@@ -539,7 +559,7 @@ class MemProbe(Family):
                 "construct_seconds": built - start, "reset_and_step_seconds": stepped - built}
 
 
-FAMILIES = {"ours": Ours, "native": Native, "gymnasium": Gym, "mujoco_batch": MujocoBatch,
+FAMILIES = {"ours": Ours, "ours_mujoco": OursMujoco, "native": Native, "gymnasium": Gym, "mujoco_batch": MujocoBatch,
             "envpool": EnvPool, "supersuit": SuperSuit, "memprobe": MemProbe}
 
 

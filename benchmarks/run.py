@@ -14,7 +14,9 @@ threads, for
   pre-drawn actions (16 sets, cycled) as the Python contenders, world i seeded i;
 * ours: ``core`` (one ``<Title>Core.step`` loop, 1 world), ``vector``
   (``gymnasium.make_vec(spec.env_id, vectorization_mode="vector_entry_point")``),
-  ``pool`` (``WorldPool.step_all``, at the target size only) and, for games,
+  ``pool`` (``WorldPool.step_all``, at the target size only), ``pool_mujoco``
+  (the same in a worker that imports ``mujoco``, whose timer callback our
+  worlds skip: the two should match) and, for games,
   ``agent_vec`` (the game module's ``vec_env``);
 * the alternatives: ``gymnasium.make(spec.reference_id)`` in a loop,
   Gymnasium's ``SyncVectorEnv`` and ``AsyncVectorEnv`` (one process per world,
@@ -93,6 +95,7 @@ CONTENDERS = {
     "core": ("ours", "ours: core (*Core.step loop)"),
     "vector": ("ours", "ours: vector env (WorldPool)"),
     "pool": ("ours", "ours: WorldPool.step_all (no Gymnasium wrapper)"),
+    "pool_mujoco": ("ours_mujoco", "ours: WorldPool.step_all, process imports mujoco"),
     "agent_vec": ("ours", "ours: agent vector env"),
     "gym_loop": ("gymnasium", "gymnasium.make(*-v5) loop"),
     "gym_sync": ("gymnasium", "Gymnasium SyncVectorEnv"),
@@ -103,12 +106,12 @@ CONTENDERS = {
     "supersuit_0": ("supersuit", "SuperSuit num_cpus=0"),
     "supersuit_T": ("supersuit", "SuperSuit num_cpus=T"),
 }
-OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "agent_vec")
+OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "pool_mujoco", "agent_vec")
 GAME_CONTENDERS = ("limit", "agent_vec", "supersuit_0", "supersuit_T")
 TARGET_CONTENDERS = ("limit", "vector", "pool", "agent_vec")
 # Which package each worker family needs, for the message when it is missing.
 FAMILY_PACKAGES = {
-    "ours": "joltgym_marl", "native": "cmake and a C++17 compiler", "gymnasium": "gymnasium[mujoco]",
+    "ours": "joltgym_marl", "ours_mujoco": "mujoco", "native": "cmake and a C++17 compiler", "gymnasium": "gymnasium[mujoco]",
     "mujoco_batch": "mujoco (with mujoco.batch)", "envpool": "envpool", "supersuit": "supersuit",
     "memprobe": "psutil",
 }
@@ -127,7 +130,7 @@ def applies(contender: str, spec, worlds: int, threads: int, target: tuple[int, 
         return worlds == 1
     if contender == "gym_async":
         return worlds <= ASYNC_CAP
-    if contender == "pool":
+    if contender in ("pool", "pool_mujoco"):
         return (worlds, threads) == target
     return True
 

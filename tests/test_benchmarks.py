@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Every contender of the suite; each must report a positive rate somewhere in a quick run.
 CONTENDERS = [
-    "limit", "core", "vector", "pool", "agent_vec", "gym_loop", "gym_sync", "gym_async", "mj_batch",
+    "limit", "core", "vector", "pool", "pool_mujoco", "agent_vec", "gym_loop", "gym_sync", "gym_async", "mj_batch",
     "envpool_sync", "envpool_async", "supersuit_0", "supersuit_T",
 ]
 # The figure of ours that each task's target compares with its limit.
@@ -34,6 +34,9 @@ OURS = {spec.name: "agent_vec" if spec.is_game else "vector" for spec in TASKS.v
 SCRIPTS = {
     "run": ([sys.executable, "-m", "benchmarks.run"], list(TASKS)),
     "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
+    "mujoco_import": ([sys.executable, "benchmarks/mujoco_import.py"], list(TASKS)),
+    "policy_rollout": ([sys.executable, "benchmarks/policy_rollout.py"],
+                       [spec.name for spec in SINGLE_AGENT_TASKS]),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
 }

@@ -54,9 +54,10 @@ TESTS = ROOT / "tests"
 SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "test_pettingzoo.py"]
 # Picked up when present: the model fuzz, lifecycle and fork tests (the
 # pool's fork, exit, buffer and thread tests are in test_pool_robustness.py;
-# MuJoCo's errors in test_mujoco_errors.py).
+# MuJoCo's errors in test_mujoco_errors.py; async send/recv, with its
+# lock-free queues, in test_async.py).
 OPTIONAL_SUITES = ["test_*fuzz*.py", "test_*lifecycle*.py", "test_*fork*.py",
-                   "test_pool_robustness.py", "test_mujoco_errors.py"]
+                   "test_pool_robustness.py", "test_mujoco_errors.py", "test_async.py"]
 
 # Run in the subprocess: check that the sanitized extension is the one
 # imported, then run pytest with the remaining arguments.

@@ -42,7 +42,7 @@ class AgentInfos(Sequence):
     def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool = False,
                  ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
                  truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
-                 unstable: np.ndarray | None = None):
+                 unstable: np.ndarray | None = None, env_ids: np.ndarray | None = None):
         self._decoder = decoder  # the task's InfoDecoder
         self._rows = rows  # [num_rows, info_width], a snapshot
         self._reset = reset
@@ -52,6 +52,9 @@ class AgentInfos(Sequence):
         self._truncated = truncated
         self._terminated = terminated
         self._unstable = unstable
+        # After recv(): the world of each batch row block ([batch_size]); the
+        # rows' dicts hold it as "env_id".
+        self.env_ids = env_ids
         self._cache: dict[int, dict[str, Any]] = {}
 
     def __len__(self) -> int:
@@ -79,6 +82,8 @@ class AgentInfos(Sequence):
     def _build(self, index: int) -> dict[str, Any]:
         info = self._decoder.row(self._rows[index], reset=self._reset)
         world = index // self._agents
+        if self.env_ids is not None:
+            info["env_id"] = int(self.env_ids[world])
         if self._ended is not None and self._ended[world]:
             info["terminal_observation"] = self._final_obs[index]
             info["TimeLimit.truncated"] = bool(self._truncated[index] and not self._terminated[index])
@@ -133,6 +138,43 @@ class _AgentRows:
         infos = AgentInfos(self._decoder, self._infos.copy(), self.num_agents, reset=True)
         return self._obs.copy() if self._copy else self._obs, infos
 
+    def _async_reset_rows(self, seed: int | None) -> None:
+        self._check_open().async_reset(seed=seed)
+
+    def _send_rows(self, actions, world_ids) -> None:
+        pool = self._check_open()
+        array = np.asarray(actions)
+        count = len(np.asarray(world_ids).reshape(-1))
+        rows, act_dim = count * self.num_agents, self._action_shape[2]
+        if array.shape != (rows, act_dim):
+            raise ValueError(f"actions should have shape ({rows}, {act_dim}) (num_agents={self.num_agents} "
+                             f"rows per world of env_id), got {array.shape}")
+        pool.send(array.reshape(count, self.num_agents, act_dim), world_ids)
+
+    def _recv_rows(self):
+        pool = self._check_open()
+        ids = pool.recv()[0].copy()
+        b, agents = pool.batch_size, self.num_agents
+        rows = b * agents
+        obs = pool.recv_obs.reshape(rows, -1)
+        rewards = pool.recv_rewards.reshape(rows)
+        terminations = pool.recv_terminations.reshape(rows)
+        truncations = pool.recv_truncations.reshape(rows)
+        ended = pool.recv_reset_kind == ResetKind.AUTORESET
+        any_ended = bool(ended.any())
+        infos = AgentInfos(
+            self._decoder, pool.recv_infos.reshape(rows, -1).copy(), agents,
+            reset=bool((pool.recv_reset_kind == ResetKind.RESET).all()),
+            ended=ended if any_ended else None,
+            final_obs=pool.recv_final_obs.reshape(rows, -1).copy() if any_ended else None,
+            truncated=truncations.copy(), terminated=terminations.copy(),
+            unstable=pool.recv_unstable.copy() if pool.recv_unstable.any() else None,
+            env_ids=ids,
+        )
+        if self._copy:
+            return obs.copy(), rewards.copy(), terminations.copy(), truncations.copy(), infos
+        return obs, rewards, terminations, truncations, infos
+
     def _step_rows(self, actions):
         pool = self._check_open()
         array = np.asarray(actions)
@@ -178,19 +220,24 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         num_threads: native threads (default: the machine's cores).
         max_cycles: episode length (default 1000).
         copy: return copies of the arrays (default) or the native buffers.
+        batch_size: worlds returned by each ``recv()`` of asynchronous
+            stepping (default ``num_worlds``); see ``send``/``recv``.
         **kwargs: the game's keyword arguments (``num_agents``, ``layout``, ...).
     """
 
     metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
-                 max_cycles: int | None = 1000, copy: bool = True, render_mode: str | None = None,
-                 render_world: int = 0, **kwargs: Any):
+                 max_cycles: int | None = 1000, copy: bool = True, batch_size: int | None = None,
+                 render_mode: str | None = None, render_world: int = 0, **kwargs: Any):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
         self._remember(game=game, num_worlds=num_worlds, num_threads=num_threads, max_cycles=max_cycles,
-                       copy=copy, render_mode=render_mode, render_world=render_world, **kwargs)
-        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy, kwargs)
+                       copy=copy, batch_size=batch_size, render_mode=render_mode,
+                       render_world=render_world, **kwargs)
+        self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy,
+                                    dict(kwargs, batch_size=batch_size))
+        self.batch_size = self._pool.batch_size
         self.render_mode = render_mode
         self.render_world = rendering.check_render_world(render_world, self.num_worlds)
         self._renderer = None
@@ -203,6 +250,29 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
 
     def step(self, actions):
         return self._step_rows(actions)
+
+    # -- asynchronous stepping (EnvPool's send/recv, by world) ------------------------
+
+    def async_reset(self, *, seed: int | None = None) -> None:
+        """Resets every world (world w seeded ``seed + w``) and puts them all in
+        flight: the following ``recv()`` calls return their first observations,
+        ``batch_size`` worlds at a time, in order."""
+        self._async_reset_rows(seed)
+
+    def send(self, actions, env_id) -> None:
+        """Queues one step of each world in ``env_id``; ``actions`` has
+        ``len(env_id) * num_agents`` rows, world-major (row ``k * num_agents +
+        a`` is agent ``a`` of world ``env_id[k]``). Returns at once: the native
+        threads step the worlds while the caller runs."""
+        self._send_rows(actions, env_id)
+
+    def recv(self):
+        """The first ``batch_size`` worlds in flight to finish, as
+        ``(obs, rewards, terminations, truncations, infos)`` with
+        ``batch_size * num_agents`` rows, world-major; ``infos.env_ids`` holds
+        the world of each block of rows (each row's dict: ``"env_id"``).
+        Same-step auto-reset as in ``step``."""
+        return self._recv_rows()
 
     def render(self):
         """A frame of world ``render_world`` (``render_mode="rgb_array"``); the

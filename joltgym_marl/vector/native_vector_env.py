@@ -51,6 +51,8 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         copy: return copies of the observation/reward/flag arrays (the default,
             as Gymnasium's ``SyncVectorEnv``); ``False`` returns the native
             buffers themselves, which the next step overwrites.
+        batch_size: worlds returned by each ``recv()`` of asynchronous
+            stepping (default ``num_envs``); see ``send``/``recv``.
         **kwargs: the task's keyword arguments (those of the Gymnasium env).
     """
 
@@ -66,6 +68,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         max_episode_steps: int | None = 1000,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = True,
+        batch_size: int | None = None,
         render_mode: str | None = None,
         render_world: int = 0,
         width: int = 480,
@@ -77,7 +80,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         mode = _parse_mode(autoreset_mode)
         self._remember(task=task, num_envs=num_envs, num_threads=num_threads,
                        max_episode_steps=max_episode_steps, autoreset_mode=mode, copy=copy,
-                       render_mode=render_mode, render_world=render_world, width=width,
+                       batch_size=batch_size, render_mode=render_mode, render_world=render_world, width=width,
                        height=height, **kwargs)
         self._pool = _core.WorldPool(
             task,
@@ -85,6 +88,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             num_threads=num_threads,
             max_episode_steps=max_episode_steps,
             autoreset_mode=_MODES[mode],
+            batch_size=batch_size,
             **kwargs,
         )
         pool = self._pool
@@ -117,6 +121,16 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         self._infos, self._final_obs, self._final_infos = flat.infos, flat.final_obs, flat.final_infos
         self._decoder = pool.info_decoder
         self._all = np.ones(n, dtype=bool)
+        self.batch_size = pool.batch_size
+        b = self.batch_size
+        self._recv_obs = pool.recv_obs.reshape(b, pool.obs_dim)
+        self._recv_rewards = pool.recv_rewards.reshape(b)
+        self._recv_terminations = pool.recv_terminations.reshape(b)
+        self._recv_truncations = pool.recv_truncations.reshape(b)
+        self._recv_infos = pool.recv_infos.reshape(b, -1)
+        self._recv_final_obs = pool.recv_final_obs.reshape(b, pool.obs_dim)
+        self._recv_final_infos = pool.recv_final_infos.reshape(b, -1)
+        self._batch_all = np.ones(b, dtype=bool)
 
     # -- Gymnasium API ---------------------------------------------------------
 
@@ -174,6 +188,56 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             self._out(self._rewards),
             self._out(self._terminations),
             self._out(self._truncations),
+            infos,
+        )
+
+    # -- asynchronous stepping (EnvPool's send/recv) -------------------------------
+
+    def async_reset(self, *, seed: int | None = None) -> None:
+        """Resets every world (world i seeded ``seed + i``) and puts them all in
+        flight: the following ``recv()`` calls return their first observations,
+        ``batch_size`` worlds at a time, in order."""
+        pool = self._open()
+        super().reset(seed=seed)
+        pool.async_reset(seed=seed)
+
+    def send(self, actions, env_id) -> None:
+        """Queues one step of each world in ``env_id`` (actions
+        ``[len(env_id), act_dim]``, row k for world ``env_id[k]``) and returns
+        at once: the native threads step them while the caller runs (its
+        policy, say). A world is in flight until a ``recv()`` returns it."""
+        self._open().send(actions, env_id)
+
+    def recv(self):
+        """The first ``batch_size`` worlds in flight to finish, as
+        ``(obs, rewards, terminations, truncations, infos)`` with rows in the
+        order of ``infos["env_id"]``. Auto-reset works as in ``step``: each
+        world's trajectory equals the one ``step`` gives it."""
+        pool = self._open()
+        ids = pool.recv()[0]
+        kind = pool.recv_reset_kind
+        if not kind.any():
+            infos = self._decoder.columns(self._recv_infos, self._batch_all, self._batch_all)
+        else:
+            infos = self._decoder.columns(self._recv_infos, self._batch_all, kind == ResetKind.STEPPED)
+            ended = kind == ResetKind.AUTORESET
+            if ended.any():
+                final_obs = np.full(self.batch_size, None, dtype=object)
+                for k in np.flatnonzero(ended):
+                    final_obs[k] = self._recv_final_obs[k].copy()
+                infos["final_obs"] = final_obs
+                infos["_final_obs"] = ended
+                infos["final_info"] = self._decoder.columns(self._recv_final_infos, ended, ended)
+                infos["_final_info"] = ended
+        if pool.recv_unstable.any():
+            infos["physics_unstable"] = pool.recv_unstable.copy()
+            infos["_physics_unstable"] = pool.recv_unstable.copy()
+        infos["env_id"] = ids.copy()
+        return (
+            self._out(self._recv_obs),
+            self._out(self._recv_rewards),
+            self._out(self._recv_terminations),
+            self._out(self._recv_truncations),
             infos,
         )
 

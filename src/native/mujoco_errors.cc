@@ -1,5 +1,7 @@
 #include "mujoco_errors.h"
 
+#include "quiet_timer.h"
+
 #include <algorithm>
 #include <cctype>
 #include <csetjmp>
@@ -26,6 +28,7 @@ struct Frame {
   MujocoReport* report;
   Frame* previous;
   mjfLogHandler previous_handler;
+  bool was_quiet;
 };
 
 thread_local Frame* t_frame = nullptr;
@@ -99,6 +102,7 @@ void LogHandler(const mjLogMessage* msg) {
 void Leave(const Frame& frame) {
   t_frame = frame.previous;
   _mjPRIVATE_setTlsLogHandler(frame.previous_handler);
+  RestoreTimerQuiet(frame.was_quiet);
 }
 
 // MuJoCo's counted warnings (mjtWarning): the text before the first number.
@@ -155,6 +159,9 @@ bool GuardMujoco(void (*fn)(void* context), void* context, MujocoReport* report)
   frame.report = report;
   frame.previous = t_frame;
   frame.previous_handler = _mjPRIVATE_setTlsLogHandler(&LogHandler);
+  // MuJoCo's profiling timer reads 0 in the core's calls (see quiet_timer.h).
+  frame.was_quiet = SetTimerQuiet();
+  ShieldMujocoTimer();
   t_frame = &frame;
   // Nothing below may own a resource across the call: a MuJoCo error comes
   // back here by longjmp (see the header).

@@ -8,7 +8,8 @@
 // duration a thread-local handler (the one MuJoCo's own Python bindings and
 // batch API install) records warnings into a MujocoReport and turns an error
 // into a longjmp back to the guard, which returns false. Nothing is printed
-// or written to disk, and the process never exits.
+// or written to disk, and the process never exits. The guard also keeps
+// MuJoCo's profiling timer off the guarded calls (see quiet_timer.h).
 //
 // The longjmp skips every frame between the guard and MuJoCo's error call
 // without running destructors, so the guarded code must keep no object with a

@@ -1,5 +1,6 @@
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -23,6 +24,9 @@ namespace joltgym {
 namespace {
 // About 20-50 microseconds of polling before a worker goes to sleep.
 constexpr int kSpinIterations = 4000;
+// Then a caller waiting for async items yields (stays runnable, as
+// ParallelFor's caller does) up to this many times before it sleeps.
+constexpr int kYieldIterations = 1000;
 
 std::atomic<int> g_fail_thread_starts{0};
 }  // namespace
@@ -51,6 +55,32 @@ struct ThreadPool::Crew {
   std::unique_ptr<Share[]> shares;
   std::atomic<int> active_workers{0};
 
+  // Asynchronous items. Queue t holds the submitted items of share t: one
+  // producer (the submitting thread) and any thread claiming. A queue never
+  // holds more than its share's items, as an item is never submitted twice
+  // while in flight, so its ring is the share's size.
+  struct alignas(64) Queue {
+    std::atomic<std::uint64_t> head{0};
+    alignas(64) std::atomic<std::uint64_t> tail{0};
+    std::unique_ptr<std::atomic<int>[]> slots;
+    std::uint64_t capacity = 1;
+  };
+  // The completion ring: any thread publishes, only the collector consumes.
+  // A slot holds the item done at position `seq - 1`.
+  struct alignas(16) Done {
+    std::atomic<std::uint64_t> seq{0};
+    std::atomic<int> item{-1};
+  };
+  Fn async_fn = nullptr;
+  void* async_context = nullptr;
+  int async_items = 0;
+  std::unique_ptr<Queue[]> queues;
+  std::unique_ptr<Done[]> done;
+  alignas(64) std::atomic<std::uint64_t> done_tail{0};
+  alignas(64) std::uint64_t done_head = 0;  // the collector's alone
+  std::atomic<bool> collector_waiting{false};
+  std::condition_variable done_wake;
+
   explicit Crew(int num_workers)
       : num_shares(num_workers + 1), shares(new Share[num_workers + 1]) {
     workers.reserve(num_workers);
@@ -73,6 +103,139 @@ struct ThreadPool::Crew {
   }
 
   ~Crew() { StopAndJoin(); }
+
+  void SetAsync(int num_items, Fn item_fn, void* item_context) {
+    async_fn = item_fn;
+    async_context = item_context;
+    async_items = num_items;
+    if (num_items <= 0) return;
+    queues.reset(new Queue[num_shares]);
+    for (int t = 0; t < num_shares; ++t) {
+      const long begin = static_cast<long>(num_items) * t / num_shares;
+      const long end = static_cast<long>(num_items) * (t + 1) / num_shares;
+      queues[t].capacity = static_cast<std::uint64_t>(std::max(1L, end - begin));
+      queues[t].slots.reset(new std::atomic<int>[queues[t].capacity]);
+    }
+    done.reset(new Done[num_items]);
+    done_tail.store(0, std::memory_order_relaxed);
+    done_head = 0;
+  }
+
+  // The share (thread) whose contiguous block holds `item`.
+  int Owner(int item) const {
+    return static_cast<int>((static_cast<long>(item + 1) * num_shares - 1) / async_items);
+  }
+
+  bool AsyncPending() const {
+    if (!queues) return false;
+    for (int t = 0; t < num_shares; ++t) {
+      if (queues[t].head.load(std::memory_order_seq_cst) <
+          queues[t].tail.load(std::memory_order_seq_cst)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Claims a queued item, from this thread's own share first; -1 if none.
+  int Claim(int self) {
+    if (!queues) return -1;
+    for (int k = 0; k < num_shares; ++k) {
+      Queue& q = queues[(self + k) % num_shares];
+      std::uint64_t h = q.head.load(std::memory_order_acquire);
+      while (h < q.tail.load(std::memory_order_acquire)) {
+        // Read before claiming: the slot cannot be reused while position h
+        // is unclaimed, and a failed claim discards what was read.
+        const int item = q.slots[h % q.capacity].load(std::memory_order_relaxed);
+        if (q.head.compare_exchange_weak(h, h + 1, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+          return item;
+        }
+      }
+    }
+    return -1;
+  }
+
+  void Publish(int item) {
+    const std::uint64_t pos = done_tail.fetch_add(1, std::memory_order_relaxed);
+    Done& slot = done[pos % static_cast<std::uint64_t>(async_items)];
+    slot.item.store(item, std::memory_order_relaxed);
+    slot.seq.store(pos + 1, std::memory_order_seq_cst);  // releases the item's results
+    if (collector_waiting.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(mutex);
+      done_wake.notify_all();
+    }
+  }
+
+  void RunAsync(int self) {
+    while (!stop.load(std::memory_order_relaxed)) {
+      const int item = Claim(self);
+      if (item < 0) return;
+      async_fn(async_context, item);
+      Publish(item);
+    }
+  }
+
+  void Submit(const int* items, int count) {
+    // Slots first, then one tail store per queue (it releases the slots and
+    // whatever the caller wrote for the items).
+    for (int t = 0; t < num_shares; ++t) {
+      Queue& q = queues[t];
+      const std::uint64_t start = q.tail.load(std::memory_order_relaxed);
+      std::uint64_t tail = start;
+      for (int k = 0; k < count; ++k) {
+        if (Owner(items[k]) != t) continue;
+        q.slots[tail++ % q.capacity].store(items[k], std::memory_order_relaxed);
+      }
+      if (tail != start) q.tail.store(tail, std::memory_order_seq_cst);
+    }
+    if (sleepers.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      wake.notify_all();
+    }
+  }
+
+  void Collect(int* out, int count) {
+    const std::uint64_t capacity = static_cast<std::uint64_t>(async_items);
+    int got = 0;
+    int spins = 0;
+    while (got < count) {
+      Done& slot = done[done_head % capacity];
+      if (slot.seq.load(std::memory_order_acquire) == done_head + 1) {
+        out[got++] = slot.item.load(std::memory_order_relaxed);
+        ++done_head;
+        spins = 0;
+        continue;
+      }
+      const int item = Claim(0);
+      if (item >= 0) {  // help rather than wait
+        async_fn(async_context, item);
+        Publish(item);
+        continue;
+      }
+      if (spins < kSpinIterations) {
+        JOLTGYM_PAUSE();
+        ++spins;
+        continue;
+      }
+      if (spins < kSpinIterations + kYieldIterations) {
+        // As ParallelFor's wait: yield, so that a descheduled worker on an
+        // oversubscribed machine gets the core back, and stay runnable.
+        std::this_thread::yield();
+        ++spins;
+        continue;
+      }
+      // Every remaining item is running on a worker: sleep until the next
+      // one in completion order is published.
+      const std::uint64_t want = done_head + 1;
+      collector_waiting.store(true, std::memory_order_seq_cst);
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        done_wake.wait(lock, [&] { return slot.seq.load(std::memory_order_seq_cst) == want; });
+      }
+      collector_waiting.store(false, std::memory_order_seq_cst);
+    }
+  }
 
   void StopAndJoin() {
     {
@@ -132,24 +295,29 @@ struct ThreadPool::Crew {
     for (;;) {
       int spins = 0;
       while (generation.load(std::memory_order_acquire) == seen &&
-             !stop.load(std::memory_order_acquire) && spins < kSpinIterations) {
+             !stop.load(std::memory_order_acquire) && !AsyncPending() && spins < kSpinIterations) {
         JOLTGYM_PAUSE();
         ++spins;
       }
       if (generation.load(std::memory_order_acquire) == seen &&
-          !stop.load(std::memory_order_acquire)) {
+          !stop.load(std::memory_order_acquire) && !AsyncPending()) {
         std::unique_lock<std::mutex> lock(mutex);
         sleepers.fetch_add(1, std::memory_order_seq_cst);
         wake.wait(lock, [&] {
           return generation.load(std::memory_order_seq_cst) != seen ||
-                 stop.load(std::memory_order_acquire);
+                 stop.load(std::memory_order_acquire) || AsyncPending();
         });
         sleepers.fetch_sub(1, std::memory_order_acq_rel);
       }
       if (stop.load(std::memory_order_acquire)) return;
-      seen = generation.load(std::memory_order_acquire);
-      RunItems(self);
-      active_workers.fetch_sub(1, std::memory_order_acq_rel);
+      const std::uint64_t current = generation.load(std::memory_order_acquire);
+      if (current != seen) {
+        seen = current;
+        RunItems(self);
+        active_workers.fetch_sub(1, std::memory_order_acq_rel);
+        continue;
+      }
+      RunAsync(self);
     }
   }
 };
@@ -165,14 +333,44 @@ ThreadPool::~ThreadPool() {
   if (ForkGeneration() != fork_generation_) (void)crew_.release();
 }
 
+void ThreadPool::RestartIfForked() {
+  if (ForkGeneration() == fork_generation_) return;
+  // A forked child: abandon the parent's crew untouched (and the async items
+  // it held) and start anew.
+  (void)crew_.release();
+  crew_ = std::make_unique<Crew>(num_threads_ - 1);
+  crew_->SetAsync(async_items_, async_fn_, async_context_);
+  fork_generation_ = ForkGeneration();
+}
+
+void ThreadPool::SetAsyncJob(int num_items, Fn fn, void* context) {
+  RestartIfForked();
+  async_items_ = num_items;
+  async_fn_ = fn;
+  async_context_ = context;
+  crew_->SetAsync(num_items, fn, context);
+}
+
+void ThreadPool::Submit(const int* items, int count) {
+  if (count <= 0) return;
+  RestartIfForked();
+  crew_->Submit(items, count);
+}
+
+void ThreadPool::SubmitDone(const int* items, int count) {
+  RestartIfForked();
+  for (int k = 0; k < count; ++k) crew_->Publish(items[k]);
+}
+
+void ThreadPool::Collect(int* out, int count) {
+  if (count <= 0) return;
+  RestartIfForked();
+  crew_->Collect(out, count);
+}
+
 void ThreadPool::ParallelFor(int count, Fn fn, void* context) {
   if (count <= 0) return;
-  if (ForkGeneration() != fork_generation_) {
-    // A forked child: abandon the parent's crew untouched and start anew.
-    (void)crew_.release();
-    crew_ = std::make_unique<Crew>(num_threads_ - 1);
-    fork_generation_ = ForkGeneration();
-  }
+  RestartIfForked();
   if (crew_->workers.empty() || count == 1) {
     for (int i = 0; i < count; ++i) fn(context, i);
     return;

@@ -9,6 +9,15 @@
 // variable, which keeps back-to-back steps cheap without burning a core while
 // the caller runs Python.
 //
+// Besides fork-join jobs, the pool runs asynchronous items (Submit/Collect):
+// the caller submits items and returns at once; the workers run them, each
+// taking the items of its own share first (the same contiguous blocks as
+// ParallelFor, so a world keeps its core), and publish them as done in a
+// completion ring; Collect() takes the first `count` done, running queued
+// items on the caller while it waits. An item is in flight from Submit until
+// Collect returns it; the owner must never submit an item in flight, which
+// bounds every queue by the number of items and keeps them allocation-free.
+//
 // In a child process made by fork() (where the workers do not exist), the
 // pool abandons the parent's workers and their synchronization without
 // touching them and starts new ones on the next ParallelFor; destroying it
@@ -45,6 +54,19 @@ class ThreadPool {
         count, [](void* ctx, int i) { (*static_cast<Body*>(ctx))(i); }, &body);
   }
 
+  // Asynchronous items fn(context, item), item in [0, num_items): sets the
+  // job for later Submit calls (allocates; call it while nothing is in flight).
+  void SetAsyncJob(int num_items, Fn fn, void* context);
+  // Queues `count` items (none in flight) and returns without waiting.
+  void Submit(const int* items, int count);
+  // Publishes `count` items as done without running them (they count as in
+  // flight until collected).
+  void SubmitDone(const int* items, int count);
+  // Waits until `count` submitted items are done (running queued ones on the
+  // calling thread meanwhile) and writes them to `out` in completion order.
+  // The caller guarantees at least `count` items are in flight.
+  void Collect(int* out, int count);
+
   // Test hook: the next `count` worker-thread creations fail as if the
   // system refused them (std::system_error), then creation works again.
   static void FailNextThreadStarts(int count);
@@ -52,9 +74,14 @@ class ThreadPool {
  private:
   struct Crew;  // the workers and everything they synchronize on
 
+  void RestartIfForked();
+
   int num_threads_;
   std::uint64_t fork_generation_;
   std::unique_ptr<Crew> crew_;
+  int async_items_ = 0;
+  Fn async_fn_ = nullptr;
+  void* async_context_ = nullptr;
 };
 
 }  // namespace joltgym

@@ -18,6 +18,81 @@ WorldPool::WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_thr
   act_stride_ = agents * task_->act_dim();
   worlds_.reserve(num_envs);
   for (int i = 0; i < num_envs; ++i) worlds_.push_back(std::make_unique<World>(task_, max_episode_steps));
+  in_flight_.assign(num_envs, 0);
+  lost_.assign(num_envs, 0);
+  scratch_ids_.assign(num_envs, 0);
+  threads_.SetAsyncJob(
+      num_envs,
+      [](void* context, int i) {
+        auto* self = static_cast<WorldPool*>(context);
+        self->StepWorld(i, self->async_actions_);
+      },
+      this);
+}
+
+void WorldPool::Send(const float* actions, const int* ids, int count) {
+  async_actions_ = actions;
+  for (int k = 0; k < count; ++k) in_flight_[ids[k]] = 1;
+  in_flight_count_ += count;
+  threads_.Submit(ids, count);
+}
+
+void WorldPool::SendReset() {
+  Drain();  // (another Python thread may have sent since the reset)
+  for (int i = 0; i < num_envs(); ++i) {
+    scratch_ids_[i] = i;
+    in_flight_[i] = 1;
+  }
+  in_flight_count_ = num_envs();
+  threads_.SubmitDone(scratch_ids_.data(), num_envs());
+}
+
+void WorldPool::Recv(int* ids, int count, const PoolBuffers& batch) {
+  threads_.Collect(ids, count);
+  in_flight_count_ -= count;
+  const int a = agent_stride_, o = obs_stride_, f = info_stride_;
+  for (int k = 0; k < count; ++k) {
+    const int i = ids[k];
+    in_flight_[i] = 0;
+    std::memcpy(batch.obs + k * o, buffers_.obs + i * o, sizeof(float) * o);
+    std::memcpy(batch.reward + k * a, buffers_.reward + i * a, sizeof(float) * a);
+    std::memcpy(batch.terminated + k * a, buffers_.terminated + i * a, sizeof(bool) * a);
+    std::memcpy(batch.truncated + k * a, buffers_.truncated + i * a, sizeof(bool) * a);
+    std::memcpy(batch.info + k * f, buffers_.info + i * f, sizeof(double) * f);
+    if (buffers_.reset_kind[i] == kAutoReset) {
+      std::memcpy(batch.final_obs + k * o, buffers_.final_obs + i * o, sizeof(float) * o);
+      std::memcpy(batch.final_info + k * f, buffers_.final_info + i * f, sizeof(double) * f);
+    }
+    batch.reset_kind[k] = buffers_.reset_kind[i];
+    batch.unstable[k] = buffers_.unstable[i];
+    batch.elapsed[k] = buffers_.elapsed[i];
+  }
+}
+
+void WorldPool::Drain() {
+  if (in_flight_count_ == 0) return;
+  const int count = in_flight_count_;
+  threads_.Collect(scratch_ids_.data(), count);
+  for (int k = 0; k < count; ++k) in_flight_[scratch_ids_[k]] = 0;
+  in_flight_count_ = 0;
+}
+
+void WorldPool::AbandonInFlight() {
+  for (int i = 0; i < num_envs(); ++i) {
+    if (in_flight_[i]) lost_[i] = 1;
+    in_flight_[i] = 0;
+  }
+  in_flight_count_ = 0;
+}
+
+void WorldPool::TakeReportsOf(const int* ids, int count,
+                              std::vector<std::pair<int, MujocoReport>>& out) {
+  for (int k = 0; k < count; ++k) {
+    MujocoReport& report = worlds_[ids[k]]->report();
+    if (report.empty()) continue;
+    out.emplace_back(ids[k], std::move(report));
+    report.Clear();
+  }
 }
 
 bool WorldPool::all_started() const {
@@ -29,7 +104,7 @@ bool WorldPool::all_started() const {
 
 int WorldPool::FirstNotSteppable() const {
   for (int i = 0; i < num_envs(); ++i) {
-    if (!worlds_[i]->has_episode() || worlds_[i]->failed()) return i;
+    if (!worlds_[i]->has_episode() || worlds_[i]->failed() || lost_[i]) return i;
   }
   return -1;
 }
@@ -55,9 +130,11 @@ void WorldPool::ResetWorld(int i) {
   buffers_.unstable[i] = false;
   buffers_.elapsed[i] = 0;
   needs_reset_[i] = 0;
+  lost_[i] = 0;
 }
 
 void WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
+  Drain();
   auto body = [this, reseed, &seed](int i) {
     if (reseed) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
     ResetWorld(i);

@@ -41,7 +41,32 @@ class WorldPool {
   // Resets world `index`; reseeds it with `seed` if `reseed`.
   void ResetOne(int index, bool reseed, const SeedWords& seed);
   // One step of every world, actions [num_envs, num_agents, act_dim].
+  // Nothing may be in flight.
   void StepAll(const float* actions);
+
+  // Asynchronous stepping. Send() queues one step of each of `count` worlds
+  // (steppable, none in flight), reading world i's action from row i of
+  // `actions` [num_envs, num_agents, act_dim] (the caller leaves those rows
+  // alone until it receives the worlds), and returns at once; the worker
+  // threads step them meanwhile. Recv() waits for the first `count` worlds to
+  // finish (stepping queued ones on the calling thread while it waits),
+  // writes their ids to `ids` and gathers their rows of the result buffers
+  // into the first `count` rows of `batch`. A world is in flight from Send()
+  // (or SendReset()) until a Recv() returns it. Each world's results depend
+  // only on its own actions and seed, never on batching or timing.
+  void Send(const float* actions, const int* ids, int count);
+  // Marks every world in flight and done as it is (after ResetAll): the next
+  // Recv() calls return worlds 0, 1, ... with their reset observations.
+  void SendReset();
+  void Recv(int* ids, int count, const PoolBuffers& batch);
+  // Waits for every world in flight and drops its results (not its reports).
+  void Drain();
+  int in_flight() const { return in_flight_count_; }
+  bool in_flight(int index) const { return in_flight_[index] != 0; }
+  // In a forked child: the worlds in flight at the fork are lost (a worker
+  // may have been half-way through one); they wait for a reset.
+  void AbandonInFlight();
+  bool lost(int index) const { return lost_[index] != 0; }
 
   int num_envs() const { return static_cast<int>(worlds_.size()); }
   int num_threads() const { return threads_.num_threads(); }
@@ -57,6 +82,8 @@ class WorldPool {
   // into `out` as (world index, report), in index order. Called by the owner
   // on its thread after each call; costs one atomic load when there are none.
   void TakeReports(std::vector<std::pair<int, MujocoReport>>& out);
+  // The same for the listed worlds only (the others may be in flight).
+  void TakeReportsOf(const int* ids, int count, std::vector<std::pair<int, MujocoReport>>& out);
 
  private:
   void StepWorld(int index, const float* actions);
@@ -68,6 +95,11 @@ class WorldPool {
   std::shared_ptr<const Task> task_;
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<std::uint8_t> needs_reset_;
+  std::vector<std::uint8_t> in_flight_;  // sent, not yet received (owner thread only)
+  std::vector<std::uint8_t> lost_;       // in flight at a fork, not reset since
+  std::vector<int> scratch_ids_;         // for Drain()
+  int in_flight_count_ = 0;
+  const float* async_actions_ = nullptr;  // published to the workers by Submit
   ThreadPool threads_;
   AutoresetMode mode_;
   PoolBuffers buffers_;

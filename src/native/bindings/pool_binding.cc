@@ -14,6 +14,7 @@
 
 #include "../errors.h"
 #include "../fork_guard.h"
+#include "../quiet_timer.h"
 #include "../thread_pool.h"
 #include "../world_pool.h"
 #include "checks.h"
@@ -51,9 +52,12 @@ int AvailableCpus() {
 class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
-              py::handle max_episode_steps, const std::string& autoreset_mode, py::dict kwargs)
+              py::handle max_episode_steps, const std::string& autoreset_mode,
+              py::handle batch_size, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
     const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
+    batch_size_ =
+        batch_size.is_none() ? n : static_cast<int>(CheckInt(batch_size, "batch_size", 1, n));
     // More threads than CPUs only oversubscribes them (the workers spin for
     // the next job): num_threads is capped at the CPUs this process may use,
     // and at num_envs.
@@ -89,6 +93,21 @@ class PyWorldPool {
     reset_kind_ = PoolArray<std::uint8_t>({py::ssize_t{n}});
     unstable_ = PoolArray<bool>({py::ssize_t{n}});
     elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
+    const py::ssize_t bs = batch_size_;
+    recv_ids_ = PoolArray<std::int32_t>({bs});
+    recv_obs_ = PoolArray<float>({bs, a, od});
+    recv_final_obs_ = PoolArray<float>({bs, a, od});
+    recv_reward_ = PoolArray<float>({bs, a});
+    recv_terminated_ = PoolArray<bool>({bs, a});
+    recv_truncated_ = PoolArray<bool>({bs, a});
+    recv_info_ = PoolArray<double>({bs, a, iw});
+    recv_final_info_ = PoolArray<double>({bs, a, iw});
+    recv_reset_kind_ = PoolArray<std::uint8_t>({bs});
+    recv_unstable_ = PoolArray<bool>({bs});
+    recv_elapsed_ = PoolArray<std::int32_t>({bs});
+    send_ids_.assign(static_cast<std::size_t>(n), 0);
+    send_stamp_.assign(static_cast<std::size_t>(n), 0);
+    send_actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
     action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
     seeded_.assign(static_cast<size_t>(n), 0);
     actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
@@ -106,6 +125,16 @@ class PyWorldPool {
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
+    recv_.obs = recv_obs_.mutable_data();
+    recv_.reward = recv_reward_.mutable_data();
+    recv_.terminated = recv_terminated_.mutable_data();
+    recv_.truncated = recv_truncated_.mutable_data();
+    recv_.info = recv_info_.mutable_data();
+    recv_.final_obs = recv_final_obs_.mutable_data();
+    recv_.final_info = recv_final_info_.mutable_data();
+    recv_.reset_kind = recv_reset_kind_.mutable_data();
+    recv_.unstable = recv_unstable_.mutable_data();
+    recv_.elapsed = recv_elapsed_.mutable_data();
     RaiseConstructionWarnings(owner);
     std::vector<std::pair<int, MujocoReport>> reports;
     pool_->TakeReports(reports);
@@ -153,14 +182,19 @@ class PyWorldPool {
     const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
     std::vector<std::pair<int, MujocoReport>> reports;
     std::mutex& mutex = Mutex();
+    bool busy = false;
     WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
-        pool_->ResetOne(i, reseed, s);
-        pool_->TakeReports(reports);
+        busy = pool_->in_flight(i);
+        if (!busy) {
+          pool_->ResetOne(i, reseed, s);
+          pool_->TakeReportsOf(&i, 1, reports);
+        }
       }
     });
     Open();
+    if (busy) throw InFlightError("reset_one()", i);
     seeded_[i] = 1;
     RaiseReports(reports, "reset_one()", kResetHint, true);
     return obs_[py::int_(i)];
@@ -193,7 +227,8 @@ class PyWorldPool {
     const float* source = checked.data();
     const std::size_t count = actions_.size();
     int not_steppable = -1;
-    bool failed = false;
+    int in_flight = 0;
+    bool failed = false, lost = false;
     std::vector<std::pair<int, MujocoReport>> reports;
     std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
     std::vector<float> staged;  // only when another thread is inside the pool
@@ -209,17 +244,25 @@ class PyWorldPool {
         std::copy(staged.begin(), staged.end(), actions_.begin());
       }
       if (pool_) {
-        not_steppable = pool_->FirstNotSteppable();
-        if (not_steppable < 0) {
+        in_flight = pool_->in_flight();
+        not_steppable = in_flight > 0 ? -1 : pool_->FirstNotSteppable();
+        if (in_flight == 0 && not_steppable < 0) {
           pool_->StepAll(actions_.data());
           pool_->TakeReports(reports);
-        } else {
+        } else if (not_steppable >= 0) {
           failed = pool_->world(not_steppable).failed();
+          lost = pool_->lost(not_steppable);
         }
       }
       lock.unlock();
     });
     Open();  // raises if closed meanwhile
+    if (in_flight > 0) {
+      throw StateError("step_all() called while " + std::to_string(in_flight) +
+                       " worlds are in flight (sent, not yet received); expected recv() until "
+                       "none are (or reset_all(), which waits for them and drops their results)");
+    }
+    if (lost) throw LostError("step_all()", not_steppable);
     if (failed) {
       throw StateError("step_all() called after a MuJoCo error in world " +
                        std::to_string(not_steppable) + "; expected reset_all() or reset_one(" +
@@ -243,15 +286,19 @@ class PyWorldPool {
     double* p = qpos.mutable_data();
     double* v = qvel.mutable_data();
     std::mutex& mutex = Mutex();
+    bool busy = false;
     WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
+        busy = pool_->in_flight(i);
+        if (busy) return;
         const mjData* d = pool_->world(i).data();
         std::copy(d->qpos, d->qpos + nq, p);
         std::copy(d->qvel, d->qvel + nv, v);
       }
     });
     Open();
+    if (busy) throw InFlightError("get_state()", i);
     return py::make_tuple(qpos, qvel);
   }
 
@@ -267,11 +314,14 @@ class PyWorldPool {
     CopyFinite(checked_p.data(), p.data(), p.size(), "qpos");
     CopyFinite(checked_v.data(), v.data(), v.size(), "qvel");
     bool failed = false;
+    bool busy = false;
     MujocoReport report;
     std::mutex& mutex = Mutex();
     WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
+        busy = pool_->in_flight(i);
+        if (busy) return;
         World& world = pool_->world(i);
         failed = world.failed();
         if (!failed) {
@@ -282,6 +332,7 @@ class PyWorldPool {
       }
     });
     Open();
+    if (busy) throw InFlightError("set_state()", i);
     if (failed) {
       throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
                        "; expected reset_all() or reset_one(" + std::to_string(i) + ") first");
@@ -300,9 +351,14 @@ class PyWorldPool {
     const auto writes = ConvertOptions(*task_, options);
     const int only = index.is_none() ? -1 : CheckIndex(index);
     std::mutex& mutex = Mutex();
+    int busy = -1;
     WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex);
       if (!pool_) return;
+      for (int i = 0; i < pool_->num_envs() && busy < 0; ++i) {
+        if ((only < 0 || i == only) && pool_->in_flight(i)) busy = i;
+      }
+      if (busy >= 0) return;
       std::vector<double*> scratches;
       for (int i = 0; i < pool_->num_envs(); ++i) {
         if (only < 0 || i == only) scratches.push_back(pool_->world(i).scratch());
@@ -310,6 +366,176 @@ class PyWorldPool {
       WriteOptions(writes, scratches);
     });
     Open();  // raises if the conversion closed the pool
+    if (busy >= 0) throw InFlightError("set_option()", busy);
+  }
+
+  static StateError InFlightError(const std::string& call, int i) {
+    return StateError(call + " called on world " + std::to_string(i) +
+                      ", which is in flight (sent, not yet received); expected recv() to return it "
+                      "first");
+  }
+  static StateError LostError(const std::string& call, int i) {
+    return StateError(call + " called on world " + std::to_string(i) +
+                      ", which was in flight when this process forked (its step was lost); "
+                      "expected reset_all() or reset_one(" + std::to_string(i) + ") first");
+  }
+
+  // Locks the pool's mutex: at once if free (the GIL held), otherwise waiting
+  // with the GIL released (see Close() for the lock order).
+  std::unique_lock<std::mutex> LockPool() {
+    std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
+    if (!lock.owns_lock()) WithoutGil([&] { lock.lock(); });
+    return lock;
+  }
+
+  // send(actions, env_ids): one step of each listed world, queued; returns at
+  // once. Arguments are converted (which may run Python code) before the
+  // lock is taken, and copied (and checked as copied) with the GIL held.
+  void Send(py::handle actions, py::handle env_ids) {
+    Open();
+    const long n = action_shape_[0];
+    const py::ssize_t num_agents = action_shape_[1], act_dim = action_shape_[2];
+    py::array ids_array;
+    try {
+      ids_array = py::array::ensure(env_ids);
+    } catch (py::error_already_set&) {
+    }
+    if (!ids_array) PyErr_Clear();
+    auto ids_repr = [&] {  // for messages only
+      std::string r = py::repr(env_ids).cast<std::string>();
+      return r.size() > 80 ? r.substr(0, 77) + "..." : r;
+    };
+    if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) {
+      throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
+                            " distinct world ids, got 0");
+    }
+    if (!ids_array || (ids_array.dtype().kind() != 'i' && ids_array.dtype().kind() != 'u') ||
+        ids_array.ndim() != 1) {
+      throw py::type_error("env_ids should be a 1-D sequence of ints in [0, " + std::to_string(n) +
+                           "), got " + ids_repr());
+    }
+    const py::ssize_t count = ids_array.shape(0);
+    if (count < 1 || count > n) {
+      throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
+                            " distinct world ids, got " + std::to_string(count));
+    }
+    std::vector<py::ssize_t> shape{count, num_agents, act_dim};
+    if (num_agents == 1) {
+      py::array as_array;
+      try {
+        as_array = py::array::ensure(actions);
+      } catch (py::error_already_set&) {
+      }
+      if (!as_array) PyErr_Clear();
+      if (as_array && as_array.ndim() == 2) shape = {count, act_dim};
+    }
+    auto checked = CheckFloatArray(actions, shape, "actions");
+    // recv()'s int32 ids (and int64 ones) are read in place; other integer
+    // arrays are converted.
+    py::array ids_owner = ids_array;
+    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 &&
+                          (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||
+                           ids_array.dtype().is(py::dtype::of<std::int64_t>()));
+    if (!in_place) {
+      using Ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+      ids_owner = Ids::ensure(ids_array);
+      if (!ids_owner) throw py::error_already_set();
+    }
+    const bool narrow = ids_owner.dtype().is(py::dtype::of<std::int32_t>());
+    const void* id_data = ids_owner.data();
+    auto id_at = [&](py::ssize_t k) -> long long {
+      return narrow ? static_cast<const std::int32_t*>(id_data)[k]
+                    : static_cast<const std::int64_t*>(id_data)[k];
+    };
+    const std::size_t row = static_cast<std::size_t>(num_agents * act_dim);
+    std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
+    std::vector<int> local_ids;      // only when another thread is inside the pool
+    std::vector<float> local_actions;
+    int* staged_ids = send_ids_.data();
+    float* staged_actions = send_actions_.data();
+    if (!lock.owns_lock()) {
+      local_ids.resize(static_cast<std::size_t>(count));
+      local_actions.resize(static_cast<std::size_t>(count) * row);
+      staged_ids = local_ids.data();
+      staged_actions = local_actions.data();
+    }
+    for (py::ssize_t k = 0; k < count; ++k) {
+      const long long id = id_at(k);
+      if (id < 0 || id >= n) {
+        throw py::index_error("env_ids should be in [0, " + std::to_string(n) + "), got " +
+                              std::to_string(id) + " at position " + std::to_string(k));
+      }
+      staged_ids[k] = static_cast<int>(id);
+    }
+    CopyFinite(checked.data(), staged_actions, static_cast<std::size_t>(count) * row, shape,
+               "actions");
+    if (!lock.owns_lock()) WithoutGil([&] { lock.lock(); });
+    // Mutex and GIL held from here: no Python code runs until the unlock.
+    WorldPool& pool = Open();
+    ++send_serial_;
+    for (py::ssize_t k = 0; k < count; ++k) {
+      const int i = staged_ids[k];
+      if (send_stamp_[i] == send_serial_) {
+        throw py::value_error("env_ids should be distinct, got world " + std::to_string(i) +
+                              " twice in " + ids_repr());
+      }
+      send_stamp_[i] = send_serial_;
+      if (pool.in_flight(i)) {
+        throw StateError("send() called on world " + std::to_string(i) +
+                         ", which is still in flight (sent, not yet received); expected recv() to "
+                         "return it first");
+      }
+      if (pool.lost(i)) throw LostError("send()", i);
+      if (pool.world(i).failed()) {
+        throw StateError("send() called on world " + std::to_string(i) +
+                         " after a MuJoCo error in it; expected reset_all() or reset_one(" +
+                         std::to_string(i) + ") first");
+      }
+      if (!pool.world(i).has_episode()) {
+        throw StateError("send() called on world " + std::to_string(i) +
+                         " before it was reset; expected reset_all() or async_reset() first");
+      }
+    }
+    for (py::ssize_t k = 0; k < count; ++k) {
+      std::memcpy(actions_.data() + static_cast<std::size_t>(staged_ids[k]) * row,
+                  staged_actions + static_cast<std::size_t>(k) * row, sizeof(float) * row);
+    }
+    pool.Send(actions_.data(), staged_ids, static_cast<int>(count));
+  }
+
+  // recv(): the first batch_size worlds in flight to finish.
+  py::tuple Recv() {
+    Open();
+    std::unique_lock<std::mutex> lock = LockPool();
+    WorldPool& pool = Open();
+    const int in_flight = pool.in_flight();
+    if (in_flight == 0) {
+      throw StateError("recv() called with no worlds in flight; expected send(actions, env_ids) "
+                       "(or async_reset()) first");
+    }
+    if (in_flight < batch_size_) {
+      throw StateError("recv() waits for batch_size=" + std::to_string(batch_size_) +
+                       " worlds, but only " + std::to_string(in_flight) +
+                       " are in flight; expected send() of at least " +
+                       std::to_string(batch_size_ - in_flight) + " more first");
+    }
+    std::vector<std::pair<int, MujocoReport>> reports;
+    int* ids = recv_ids_.mutable_data();
+    WithoutGil([&] {
+      pool.Recv(ids, batch_size_, recv_);
+      pool.TakeReportsOf(ids, batch_size_, reports);
+    });
+    lock.unlock();
+    RaiseReports(reports, "recv()", kResetHint, true);
+    return py::make_tuple(recv_ids_, recv_obs_, recv_reward_, recv_terminated_, recv_truncated_);
+  }
+
+  // async_reset(seed=...): reset_all(seed=...), then every world in flight
+  // with its reset observation, for recv() to return batch by batch.
+  void AsyncReset(const py::object& seed) {
+    ResetAll(seed);
+    std::unique_lock<std::mutex> lock = LockPool();
+    Open().SendReset();
   }
 
   // Lock order: the mutex (GIL released), then the GIL. No call waits for
@@ -342,6 +568,7 @@ class PyWorldPool {
       (void)mutex_.release();
       mutex_ = std::make_unique<std::mutex>();
       fork_generation_ = generation;
+      if (pool_) pool_->AbandonInFlight();
     }
     return *mutex_;
   }
@@ -383,6 +610,17 @@ class PyWorldPool {
   std::uint64_t fork_generation_ = ForkGeneration();
   std::vector<py::ssize_t> action_shape_;  // [num_envs, num_agents, act_dim]
   std::vector<float> actions_;             // the pool's copy of the last actions (under mutex_)
+  int batch_size_ = 1;
+  PoolBuffers recv_;  // the batch buffers recv() fills
+  std::vector<int> send_ids_;              // send()'s staging (under mutex_)
+  std::vector<std::uint64_t> send_stamp_;  // per world: the last send() that listed it
+  std::uint64_t send_serial_ = 0;
+  std::vector<float> send_actions_;
+  py::array_t<std::int32_t> recv_ids_, recv_elapsed_;
+  py::array_t<float> recv_obs_, recv_final_obs_, recv_reward_;
+  py::array_t<bool> recv_terminated_, recv_truncated_, recv_unstable_;
+  py::array_t<double> recv_info_, recv_final_info_;
+  py::array_t<std::uint8_t> recv_reset_kind_;
   py::array_t<float> obs_, final_obs_, reward_;
   py::array_t<bool> terminated_, truncated_, unstable_;
   py::array_t<double> info_, final_info_;
@@ -393,6 +631,13 @@ class PyWorldPool {
 }  // namespace
 
 void DefinePool(py::module_& m) {
+  m.def("_mujoco_timer_state",
+        [] { return py::make_tuple(MujocoTimerShielded(), ForwardedMujocoTimer()); },
+        "Test hook: (whether mjcb_time is the core's forwarder, the address of the callback it "
+        "forwards to other threads or 0); see src/native/quiet_timer.h.");
+  m.def("_test_mujoco_timer_shield", &EnableTimerShield, py::arg("enabled"),
+        "Benchmark hook: False puts mujoco's timer callback back and stops keeping it off our "
+        "worlds (to measure what that saves); True resumes.");
   m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
         "Test hook: the next `count` native worker threads fail to start.");
   py::class_<PyWorldPool> pool(m, "WorldPool",
@@ -420,18 +665,51 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
                                py::dynamic_attr());
   pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
                        py::handle max_episode_steps, const std::string& autoreset_mode,
-                       py::kwargs kwargs) {
+                       py::handle batch_size, py::kwargs kwargs) {
              return std::make_unique<PyWorldPool>(task, num_envs, num_threads, max_episode_steps,
-                                                  autoreset_mode, py::dict(kwargs));
+                                                  autoreset_mode, batch_size, py::dict(kwargs));
            }),
            py::arg("task"), py::arg("num_envs"), py::kw_only(), py::arg("num_threads") = py::none(),
-           py::arg("max_episode_steps") = 1000, py::arg("autoreset_mode") = "next_step")
+           py::arg("max_episode_steps") = 1000, py::arg("autoreset_mode") = "next_step",
+           py::arg("batch_size") = py::none())
       .def("reset_all", &PyWorldPool::ResetAll, py::kw_only(), py::arg("seed") = py::none(),
            "Seeds world i with seed + i, resets all; returns the obs buffer.")
       .def("reset_one", &PyWorldPool::ResetOne, py::arg("index"), py::kw_only(),
            py::arg("seed") = py::none(), "Resets world `index` (reseeded if `seed` is given).")
       .def("step_all", &PyWorldPool::StepAll, py::arg("actions"),
            "Steps every world; returns the (obs, rewards, terminations, truncations) buffers.")
+      .def("send", &PyWorldPool::Send, py::arg("actions"), py::arg("env_ids"),
+           "Queues one step of each world in env_ids (actions [len(env_ids), num_agents, act_dim], "
+           "or [len(env_ids), act_dim] for one agent) and returns at once; the worker threads step "
+           "them while the caller runs.")
+      .def("recv", &PyWorldPool::Recv,
+           "Waits for the first batch_size worlds in flight to finish (stepping queued ones on the "
+           "calling thread meanwhile); returns the (env_ids, obs, rewards, terminations, "
+           "truncations) batch buffers, rows in env_ids order. recv_infos, recv_reset_kind, ... "
+           "hold the rest.")
+      .def("async_reset", &PyWorldPool::AsyncReset, py::kw_only(), py::arg("seed") = py::none(),
+           "reset_all(seed=seed), then every world in flight with its reset observation: "
+           "recv() returns worlds 0.. batch_size-1, then the next batch_size, ...")
+      .def_property_readonly("batch_size", [](const PyWorldPool& s) { return s.batch_size_; })
+      .def_property_readonly("in_flight",
+                             [](PyWorldPool& s) {
+                               s.Mutex();  // in a forked child, forgets what was in flight
+                               return s.Open().in_flight();
+                             },
+                             "Worlds sent (or async_reset) and not yet received.")
+      .def_readonly("recv_env_ids", &PyWorldPool::recv_ids_)
+      .def_readonly("recv_obs", &PyWorldPool::recv_obs_)
+      .def_readonly("recv_rewards", &PyWorldPool::recv_reward_)
+      .def_readonly("recv_terminations", &PyWorldPool::recv_terminated_)
+      .def_readonly("recv_truncations", &PyWorldPool::recv_truncated_)
+      .def_readonly("recv_infos", &PyWorldPool::recv_info_)
+      .def_readonly("recv_final_obs", &PyWorldPool::recv_final_obs_,
+                    "rows whose recv_reset_kind is AUTORESET (same_step) hold the ended "
+                    "episode's obs")
+      .def_readonly("recv_final_infos", &PyWorldPool::recv_final_info_)
+      .def_readonly("recv_reset_kind", &PyWorldPool::recv_reset_kind_)
+      .def_readonly("recv_unstable", &PyWorldPool::recv_unstable_)
+      .def_readonly("recv_elapsed_steps", &PyWorldPool::recv_elapsed_)
       .def("get_state", &PyWorldPool::GetState, py::arg("index"))
       .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
       .def("set_option", [](PyWorldPool& s, const std::string& name, py::handle value, py::handle index) {
@@ -454,6 +732,7 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
              kwargs["num_threads"] = s.closed() ? py::object(py::none()) : py::object(py::int_(s.Open().num_threads()));
              kwargs["max_episode_steps"] = s.max_episode_steps_;
              kwargs["autoreset_mode"] = s.autoreset_mode_;
+             kwargs["batch_size"] = s.batch_size_;
              const long n = s.obs_.shape(0);
              return Reduce(self, py::make_tuple(s.task_name_, n), kwargs);
            })

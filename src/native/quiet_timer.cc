@@ -1,0 +1,73 @@
+#include "quiet_timer.h"
+
+#include <mujoco/mujoco.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+namespace joltgym {
+
+namespace {
+
+// Initial-exec: a plain segment-relative load, not a __tls_get_addr call, as
+// the forwarder runs dozens of times per mj_step.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_quiet = false;
+
+std::atomic<mjfTime> g_forwarded{nullptr};
+std::atomic<bool> g_enabled{true};
+std::mutex g_install_mutex;
+
+mjtNum QuietTime() {
+  if (t_quiet) return 0;
+  const mjfTime forwarded = g_forwarded.load(std::memory_order_acquire);
+  return forwarded != nullptr ? forwarded() : 0;
+}
+
+mjfTime LoadTimer() { return __atomic_load_n(&mjcb_time, __ATOMIC_ACQUIRE); }
+
+}  // namespace
+
+void ShieldMujocoTimer() noexcept {
+  const mjfTime current = __atomic_load_n(&mjcb_time, __ATOMIC_RELAXED);
+  if (current == nullptr || current == &QuietTime) return;
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  // Rare: someone (re)installed a timer. try_lock, so that a thread that
+  // cannot take the lock (another is installing, or a fork left it held)
+  // never waits: the next guarded call tries again.
+  std::unique_lock<std::mutex> lock(g_install_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  const mjfTime seen = LoadTimer();
+  if (seen == nullptr || seen == &QuietTime) return;
+  g_forwarded.store(seen, std::memory_order_release);
+  mjfTime expected = seen;
+  // Only if nobody changed it meanwhile; otherwise the next call retries.
+  __atomic_compare_exchange_n(&mjcb_time, &expected, &QuietTime, false, __ATOMIC_ACQ_REL,
+                              __ATOMIC_ACQUIRE);
+}
+
+void EnableTimerShield(bool enabled) noexcept {
+  std::lock_guard<std::mutex> lock(g_install_mutex);
+  g_enabled.store(enabled, std::memory_order_relaxed);
+  if (enabled) return;
+  mjfTime expected = &QuietTime;
+  __atomic_compare_exchange_n(&mjcb_time, &expected, g_forwarded.load(std::memory_order_acquire),
+                              false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+bool SetTimerQuiet() noexcept {
+  const bool was = t_quiet;
+  t_quiet = true;
+  return was;
+}
+
+void RestoreTimerQuiet(bool was_quiet) noexcept { t_quiet = was_quiet; }
+
+bool MujocoTimerShielded() noexcept { return LoadTimer() == &QuietTime; }
+
+unsigned long long ForwardedMujocoTimer() noexcept {
+  return static_cast<unsigned long long>(
+      reinterpret_cast<std::uintptr_t>(g_forwarded.load(std::memory_order_acquire)));
+}
+
+}  // namespace joltgym
