@@ -546,7 +546,7 @@ class Suite:
 
 def default_out(quick: bool, only: str | None) -> Path:
     """Where a run writes without ``--out``: an untracked folder per kind of run."""
-    return DEFAULT_OUT / ("targets" if only == "targets" else "quick" if quick else "full")
+    return DEFAULT_OUT / (only if only else "quick" if quick else "full")
 
 
 def parse_args(argv=None):
@@ -557,9 +557,12 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="every task's limit, core and vector env on 1 and 8 worlds, every peer on "
                              f"{' and '.join(peers_quick) or 'the first task of each kind'}; tiny time budget")
-    parser.add_argument("--only", choices=["targets"],
+    parser.add_argument("--only", choices=["targets", "end_to_end"],
                         help="targets: only the target table (limit, vector, pool, agent_vec at "
-                             f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory)")
+                             f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory); "
+                             "end_to_end: rollout collection with a policy in the loop "
+                             "(benchmarks/policy_rollout.py on HalfCheetah, Humanoid and Ant) and SB3 PPO "
+                             "wall-clock (benchmarks/sb3_training.py), written to end_to_end.md")
     parser.add_argument("--out", type=Path,
                         help="output directory (default: runs/benchmarks/full, .../quick or .../targets, "
                              "untracked; the committed results are written only with --out benchmarks/results)")
@@ -623,9 +626,40 @@ def parse_args(argv=None):
     return args
 
 
+# The end-to-end section: each command's output is one part of end_to_end.md.
+END_TO_END_TASKS = ("half_cheetah", "humanoid", "ant")
+
+
+def end_to_end(args, out: Path) -> int:
+    here = Path(__file__).resolve().parent
+    tasks = [t for t in END_TO_END_TASKS if t in TASKS]
+    commands = []
+    for task in tasks:
+        sizes = ["--seconds", "0.3", "--rounds", "1", "--worlds", "8"] if args.quick else ["--rounds", "3"]
+        commands.append([str(here / "policy_rollout.py"), "--task", task, *sizes])
+    sizes = ["--steps", "2048", "--envs", "4", "--rounds", "1"] if args.quick else []
+    commands.append([str(here / "sb3_training.py"), *sizes])
+    parts, status = [], 0
+    for k, command in enumerate(commands, 1):
+        shown = " ".join(["python", str(Path(command[0]).relative_to(here.parent)), *command[1:]])
+        print(f"[end_to_end {k}/{len(commands)}] {shown}", file=sys.stderr, flush=True)
+        proc = subprocess.run([sys.executable, *command], capture_output=True, text=True)
+        status = status or proc.returncode
+        parts.append(f"$ {shown}\n{proc.stdout.rstrip()}"
+                     + (f"\n(exit code {proc.returncode})\n{proc.stderr[-2000:]}" if proc.returncode else ""))
+    text = "# End to end: the policy in the loop\n\n```\n" + "\n\n".join(parts) + "\n```\n"
+    (out / "end_to_end.md").write_text(text)
+    print(text)
+    print(f"wrote {out / 'end_to_end.md'}", file=sys.stderr)
+    return 1 if status else 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     out = args.out.resolve()
+    if args.only == "end_to_end":
+        out.mkdir(parents=True, exist_ok=True)
+        return end_to_end(args, out)
     if out == COMMITTED_OUT.resolve():
         print(f"writing the committed results in {out} (asked for with --out)", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)

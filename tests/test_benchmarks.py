@@ -39,6 +39,7 @@ SCRIPTS = {
                        [spec.name for spec in SINGLE_AGENT_TASKS]),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
+    "sb3_training": ([sys.executable, "benchmarks/sb3_training.py"], [spec.name for spec in SINGLE_AGENT_TASKS]),
 }
 
 
@@ -173,3 +174,22 @@ def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert sorted(line.split() for line in listed.stdout.splitlines()) == sorted(
         [s.name, s.kind] for s in TASKS.values())
+
+
+@pytest.mark.slow
+def test_end_to_end_section_runs_every_part(tmp_path):
+    """``--only end_to_end`` (quick sizes): the policy-in-the-loop rollouts of
+    HalfCheetah, Humanoid and Ant and the SB3 training comparison, each with
+    a rate for every contender, in end_to_end.md."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--only", "end_to_end",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                          env=env_with_tools())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = (tmp_path / "end_to_end.md").read_text()
+    for task in ("half_cheetah", "humanoid", "ant"):
+        assert f"policy_rollout.py --task {task}" in text
+    for contender in ("pool_sync", "pool_async", "vector_async", "envpool_sync", "envpool_async"):
+        assert len(re.findall(rf"^\| {contender} \| [\d,]+ ", text, re.MULTILINE)) == 3, contender
+    for contender in ("ours", "dummy", "subproc"):
+        assert re.search(rf"^{contender} +[\d.]+ ", text, re.MULTILINE), contender
+    assert re.search(r"speed-up ours vs dummy = \d+\.\d\dx", text)
