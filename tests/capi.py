@@ -37,7 +37,7 @@ def build_library(folder: Path = BUILD, *targets: str, sanitize: bool = False) -
     configure = [tool("cmake"), "-S", str(ROOT), "-B", str(folder),
                  "-DCMAKE_BUILD_TYPE=" + ("RelWithDebInfo" if sanitize else "Release"),
                  "-DJOLTGYM_BUILD_PYTHON=OFF", f"-DJOLTGYM_MUJOCO_DIR={mujoco_dir()}", "-DJOLTGYM_WERROR=ON",
-                 "-DJOLTGYM_BUILD_EXAMPLES=ON", f"-DJOLTGYM_SANITIZE={'ON' if sanitize else 'OFF'}",
+                 f"-DJOLTGYM_SANITIZE={'ON' if sanitize else 'OFF'}",
                  # No Python at all: a stale cache entry must not bring it back.
                  "-UPython_EXECUTABLE"]
     configured = subprocess.run(configure, capture_output=True, text=True)
