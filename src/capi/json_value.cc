@@ -1,6 +1,7 @@
 #include "json_value.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -242,22 +243,42 @@ std::string NumberRepr(const JsonValue& v) {
     return (negative && digits != "0" ? "-" : "") + digits;
   }
   if (std::isinf(v.number)) return v.number > 0 ? "inf" : "-inf";
-  std::ostringstream out;
-  out.precision(17);
-  out << v.number;
-  std::string s = out.str();
-  // The shortest text that reads back the same, as Python's repr.
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream shorter;
-    shorter.precision(digits);
-    shorter << v.number;
-    if (std::strtod(shorter.str().c_str(), nullptr) == v.number) {
-      s = shorter.str();
-      break;
-    }
+  if (std::isnan(v.number)) return "nan";
+  // Python's repr: the shortest digits that read back the same, in fixed
+  // notation for decimal exponents in [-4, 16), else as d.ddde+XX.
+  char buffer[64];
+  int precision = 0;
+  for (; precision < 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*e", precision, v.number);
+    if (std::strtod(buffer, nullptr) == v.number) break;
   }
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
+  const std::string text(buffer);
+  const std::size_t e = text.find('e');
+  std::string mantissa = text.substr(0, e);
+  const int exponent = std::atoi(text.c_str() + e + 1);
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits;
+  for (const char c : mantissa) {
+    if (c != '.') digits += c;
+  }
+  std::string out;
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0) {
+      out = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+    } else if (static_cast<std::size_t>(exponent) + 1 >= digits.size()) {
+      out = digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, static_cast<std::size_t>(exponent) + 1) + "." +
+            digits.substr(static_cast<std::size_t>(exponent) + 1);
+    }
+  } else {
+    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char exp[16];
+    std::snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    out += exp;
+  }
+  return (negative ? "-" : "") + out;
 }
 
 }  // namespace
