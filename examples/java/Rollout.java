@@ -5,8 +5,12 @@
 //
 //   javac -cp /usr/share/java/jna.jar -d build/java examples/java/Rollout.java
 //   java -cp /usr/share/java/jna.jar:build/java -Djna.library.path=build/capi \
-//        Rollout [task] [num_envs] [steps] [seed] [num_threads]
+//        Rollout [task] [num_envs] [steps] [seed] [num_threads] [actions_file]
 //   (defaults: half_cheetah 64 1000 0 0; num_threads 0 = one per CPU)
+//
+// With actions_file (float32 [16, num_envs, num_agents, act_dim], as
+// benchmarks/java_host.py writes it for raw_step_limit too) the actions are
+// those, cycled over the steps, instead of the policy's.
 //
 // The policy is examples/c/rollout.c's fixed linear one, action[j] =
 // clip(sum_k W[j][k] * obs[k], low[j], high[j]) with W[j][k] = ((j * obs_dim
@@ -80,7 +84,7 @@ public final class Rollout {
 
   public static void main(String[] args) {
     if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
-      System.out.println("usage: Rollout [task] [num_envs] [steps] [seed] [num_threads]\n"
+      System.out.println("usage: Rollout [task] [num_envs] [steps] [seed] [num_threads] [actions_file]\n"
           + "Steps num_envs worlds of task with a fixed linear policy; prints env-steps/s\n"
           + "and each finished episode's return (defaults: half_cheetah 64 1000 0 0).");
       return;
@@ -90,6 +94,15 @@ public final class Rollout {
     int steps = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
     long seed = args.length > 3 ? Long.parseUnsignedLong(args[3]) : 0L;
     int numThreads = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+    FloatBuffer given = null;
+    if (args.length > 5) {
+      try {
+        given = ByteBuffer.wrap(java.nio.file.Files.readAllBytes(java.nio.file.Path.of(args[5])))
+            .order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("cannot read " + args[5] + ": " + e);
+      }
+    }
 
     if (Jg.jg_abi_version() != JG_ABI_VERSION) {
       throw new IllegalStateException("libjoltgym_marl has ABI " + Jg.jg_abi_version()
@@ -134,8 +147,15 @@ public final class Rollout {
     StringBuilder episodesOut = new StringBuilder();
     int episodes = 0;
     long start = System.nanoTime();
+    if (given != null && given.capacity() != 16 * (int) actCount) {
+      throw new IllegalStateException("the actions file should hold 16 x " + actCount + " floats");
+    }
     for (int t = 0; t < steps; ++t) {
-      for (int i = 0; i < rows; ++i) {
+      if (given != null) {
+        int offset = (t % 16) * (int) actCount;
+        for (int i = 0; i < actCount; ++i) actions.put(i, given.get(offset + i));
+      }
+      for (int i = 0; given == null && i < rows; ++i) {
         int base = i * d.obs_dim;
         for (int j = 0; j < d.act_dim; ++j) {
           double acc = 0.0;
