@@ -35,6 +35,9 @@ SCRIPTS = {
     "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
+    "java_host": ([sys.executable, "benchmarks/java_host.py"], [spec.name for spec in TASKS.values()
+                                                                if not spec.is_game]),
+    "_gym_pipe_worker": ([sys.executable, "benchmarks/_gym_pipe_worker.py"], []),
 }
 
 
