@@ -480,13 +480,72 @@ def test_close_while_another_thread_steps(lib):
         assert set(seen) <= {"JG_OK", "JG_ERR_BUSY", "JG_ERR_STATE"}, seen
 
 
-def test_warnings_are_kept_for_the_caller(lib):
-    # A model whose compilation warns: MuJoCo's warnings go to jg_last_warnings()
-    # where Python raises MujocoWarning; a clean call leaves it empty.
-    handle = lib.create("half_cheetah", 1)
-    lib.reset(handle, 0)
-    assert lib.warnings() == ""
-    lib.close(handle)
+def test_mujoco_warnings_are_pythons_words(lib, tmp_path, monkeypatch):
+    from test_mujoco_errors import unlimited_cheetah
+
+    monkeypatch.chdir(tmp_path)
+    model = unlimited_cheetah(tmp_path)
+    actions = np.zeros((3, 1, 6), np.float32)
+    actions[1:] = 1e20
+    with _core.WorldPool("half_cheetah", 3, num_threads=2, xml_file=str(model)) as pool:
+        pool.reset_all(seed=0)
+        with pytest.warns(_core.MujocoWarning) as record:
+            pool.step_all(actions)
+    handle = lib.create("half_cheetah", 3, num_threads=2, xml_file=json.dumps(str(model)))
+    try:
+        lib.reset(handle, 0)
+        assert lib.warnings() == ""
+        lib.step(handle, actions)  # a warning is not a failure
+        assert lib.warnings() == "".join(f"{r.message}\n" for r in record)
+        lib.step(handle, np.zeros_like(actions))
+        assert lib.warnings() == ""
+    finally:
+        lib.close(handle)
+    assert list(tmp_path.iterdir()) == [model]  # nothing written (no MUJOCO_LOG.TXT)
+
+
+def test_mujoco_errors_are_pythons_words_and_the_world_waits_for_a_reset(lib, tmp_path):
+    from test_mujoco_errors import small_memory_ant
+
+    model = str(small_memory_ant(tmp_path))
+    actions = np.ones((4, 1, 8), np.float32)
+
+    def python_messages() -> list[str]:
+        messages = []
+        with _core.WorldPool("ant", 4, num_threads=1, xml_file=model) as pool:
+            pool.reset_all(seed=0)
+            for _ in range(200):
+                try:
+                    pool.step_all(actions)
+                except MemoryError as error:
+                    messages.append(str(error))
+                    break
+            messages.append(python_error(lambda: pool.step_all(actions))[1])
+        return messages
+
+    expected = python_messages()
+    assert len(expected) == 2, expected
+    handle = lib.create("ant", 4, num_threads=1, xml_file=json.dumps(model))
+    try:
+        lib.reset(handle, 0)
+        got = []
+        for _ in range(200):
+            try:
+                lib.step(handle, actions)
+            except CapiError as error:
+                assert error.status == "JG_ERR_OUT_OF_MEMORY"
+                got.append(error.message)
+                break
+        with pytest.raises(CapiError) as e:
+            lib.step(handle, actions)
+        assert e.value.status == "JG_ERR_STATE"
+        got.append(e.value.message)
+        assert got == expected
+        lib.reset(handle, 0)  # a reset brings the worlds back
+        lib.step(handle, np.zeros_like(actions))
+        assert np.isfinite(lib.buffers(handle)["obs"]).all()
+    finally:
+        lib.close(handle)
 
 
 # --- examples: C and Java, same returns as Python ----------------------------------------------

@@ -360,14 +360,21 @@ std::unique_lock<std::mutex> Enter(PoolState& state, const char* call) {
 }
 
 // MuJoCo's reports of a call: warnings kept for jg_last_warnings(), an error thrown.
-void Report(joltgym::WorldPool& pool, const std::string& call) {
-  std::vector<std::pair<int, joltgym::MujocoReport>> reports;
-  pool.TakeReports(reports);
+void Report(std::vector<std::pair<int, joltgym::MujocoReport>>& reports, const std::string& call,
+            const std::string& reset_hint, bool name_worlds) {
   if (reports.empty()) return;
   const joltgym::ReportSummary summary =
-      joltgym::SummarizeReports(reports, call, "reset_all() or reset_one(i)", true);
+      joltgym::SummarizeReports(reports, call, reset_hint, name_worlds);
   for (const std::string& w : summary.warnings) t_warnings += w + "\n";
   if (summary.failed) throw joltgym::MujocoError(summary.error, summary.out_of_memory);
+}
+
+// The same words as the Python module's warnings and errors (bindings/diagnostics).
+void Report(joltgym::WorldPool& pool, const std::string& call,
+            const std::string& reset_hint = "reset_all() or reset_one(i)") {
+  std::vector<std::pair<int, joltgym::MujocoReport>> reports;
+  pool.TakeReports(reports);
+  Report(reports, call, reset_hint, true);
 }
 
 joltgym::SeedWords Seed(int32_t has_seed, std::uint64_t seed) {
@@ -467,13 +474,15 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   b.unstable = state->own.unstable;
   b.elapsed = state->own.elapsed;
   state->pool->Bind(b);
-  // Warnings of compiling the model, then of creating the worlds.
+  // Warnings of compiling the model, then of creating the worlds, as Python
+  // words them (RaiseConstructionWarnings, then the pool's reports).
   joltgym::MujocoReport& pending = joltgym::ThreadConstructionReport();
-  for (const std::string& w : pending.warnings) t_warnings += "MuJoCo warning during " + owner + ": " + w + "\n";
+  std::vector<std::pair<int, joltgym::MujocoReport>> compiled(1);
+  compiled[0].second.TakeWarnings(pending);
   pending.Clear();
-  const std::string construction_warnings = t_warnings;
-  Report(*state->pool, "reset_all()");
-  t_warnings = construction_warnings + t_warnings;
+  if (compiled[0].second.empty()) compiled.clear();
+  Report(compiled, owner, "", false);
+  Report(*state->pool, owner, "reset_all()");
   return Handles().Add(std::move(state));
 }
 
