@@ -95,7 +95,8 @@ JG_API const char* jg_last_error(void);
 JG_API const char* jg_last_warnings(void);
 /* Folder where bare model file names (xml_file="ant.xml") are looked up. The
  * default is the `assets` folder beside the library (the wheel's layout),
- * else the source tree's it was built from. */
+ * else the source tree's it was built from. Call it before creating pools
+ * (not while another thread creates one). */
 JG_API jg_status jg_set_asset_dir(const char* path);
 
 /* ---- the task registry ----------------------------------------------------- */
