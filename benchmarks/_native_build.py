@@ -38,7 +38,9 @@ def capi_library() -> Path:
     env = with_interpreter_tools()
     subprocess.run(
         ["cmake", "-S", str(ROOT), "-B", str(CAPI_BUILD_DIR), "-DCMAKE_BUILD_TYPE=Release",
-         "-DJOLTGYM_BUILD_PYTHON=OFF", f"-DJOLTGYM_MUJOCO_DIR={Path(mujoco.__file__).parent}"],
+         "-DJOLTGYM_BUILD_PYTHON=OFF", f"-DJOLTGYM_MUJOCO_DIR={Path(mujoco.__file__).parent}",
+         # The options tests/capi.py configures this folder with, so neither rebuilds it.
+         "-DJOLTGYM_WERROR=ON", "-DJOLTGYM_SANITIZE=OFF"],
         check=True, stdout=subprocess.DEVNULL, env=env,
     )
     subprocess.run(["cmake", "--build", str(CAPI_BUILD_DIR), "--target", "joltgym_marl", "-j2"],
