@@ -6,7 +6,8 @@
  * Conventions
  *   - Every function returns a jg_status; JG_OK (0) is success. On failure,
  *     jg_last_error() gives the message (the words of the Python exception the
- *     same mistake raises) and nothing has changed.
+ *     same mistake raises). A rejected argument changes nothing; a MuJoCo
+ *     error leaves the worlds it hit failed until they are reset, as in Python.
  *   - No call aborts the process on bad input: null handles and pointers,
  *     wrong sizes, unknown tasks or keys, bad values, stale handles and calls
  *     from two threads at once give an error status. MuJoCo's own errors are
@@ -24,10 +25,10 @@
  *     called from any thread at any time (the error texts are per thread).
  *   - Different pools may be used from different threads at once.
  *   - One pool: calls that touch its worlds or buffers (reset, step,
- *     buffers, use_buffers, close) are exclusive. If another thread is inside the same
- *     pool, such a call returns JG_ERR_BUSY at once (it never waits, so it
- *     never deadlocks), except jg_pool_close, which waits for the call in
- *     flight to finish. Queries of fixed properties (dims, action bounds,
+ *     buffers, use_buffers, close) are exclusive. If another thread is inside
+ *     the same pool, such a call returns JG_ERR_BUSY at once (it never waits,
+ *     so it never deadlocks), except jg_pool_close, which waits for the call
+ *     in flight to finish. Queries of fixed properties (dims, action bounds,
  *     info layout) may run concurrently with anything; after close they
  *     fail like every call on the stale handle.
  *   - A pool steps its worlds on its own native threads (num_threads counts
