@@ -119,7 +119,9 @@ def main(argv=None) -> None:
             out = subprocess.run(host, check=True, capture_output=True, text=True).stdout
             results["Java on the C API"].append(env_steps_per_sec(out))
             if not args.no_pipe:
-                out = subprocess.run(pipe, check=True, capture_output=True, text=True).stdout
+                # In the temporary folder: Gymnasium's MuJoCo writes its warnings
+                # (settotalmass) to MUJOCO_LOG.TXT in the working directory.
+                out = subprocess.run(pipe, check=True, capture_output=True, text=True, cwd=tmp).stdout
                 results["Java -> pipe -> Gymnasium"].append(env_steps_per_sec(out))
 
     print(f"{args.task}: {args.worlds} worlds, {args.threads} threads, {args.steps} steps "
