@@ -101,12 +101,11 @@ def main(argv=None) -> None:
                 str(args.worlds), str(args.steps), "0", str(args.threads), str(actions_file)]
         pipe_actions = tmp / "pipe_actions.f32"
         if not args.no_pipe:
-            import gymnasium
-
-            env = gymnasium.make("HalfCheetah-v5")
-            space = env.action_space
-            env.close()
-            np.random.default_rng(0).uniform(space.low, space.high, size=(16, args.worlds, *space.shape)) \
+            # HalfCheetah-v5's action space is our half_cheetah's (the same model);
+            # Gymnasium is not imported here (its MuJoCo writes MUJOCO_LOG.TXT).
+            with joltgym_marl.WorldPool("half_cheetah", 1, num_threads=1) as cheetah:
+                low, high = cheetah.action_low, cheetah.action_high
+            np.random.default_rng(0).uniform(low, high, size=(16, args.worlds, low.size)) \
                 .astype(np.float32).tofile(pipe_actions)
         pipe = [java, "-cp", str(classes), "GymPipeHost", sys.executable, str(ROOT / "benchmarks/_gym_pipe_worker.py"),
                 str(args.worlds), str(args.pipe_steps), str(pipe_actions)]
