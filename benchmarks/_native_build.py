@@ -25,3 +25,24 @@ def raw_step_limit_binary() -> Path:
     subprocess.run(["cmake", "--build", str(BUILD_DIR), "--target", "raw_step_limit", "-j2"],
                    check=True, stdout=subprocess.DEVNULL, env=env)
     return binary
+
+
+CAPI_BUILD_DIR = ROOT / "build" / "capi"
+
+
+def capi_library() -> Path:
+    """Configures (without Python: MuJoCo's folder given directly) and builds
+    libjoltgym_marl, the C API; returns its path."""
+    import mujoco  # only to locate its folder (libmujoco.so.*, include/)
+
+    env = with_interpreter_tools()
+    subprocess.run(
+        ["cmake", "-S", str(ROOT), "-B", str(CAPI_BUILD_DIR), "-DCMAKE_BUILD_TYPE=Release",
+         "-DJOLTGYM_BUILD_PYTHON=OFF", f"-DJOLTGYM_MUJOCO_DIR={Path(mujoco.__file__).parent}",
+         # The options tests/capi.py configures this folder with, so neither rebuilds it.
+         "-DJOLTGYM_WERROR=ON", "-DJOLTGYM_SANITIZE=OFF"],
+        check=True, stdout=subprocess.DEVNULL, env=env,
+    )
+    subprocess.run(["cmake", "--build", str(CAPI_BUILD_DIR), "--target", "joltgym_marl", "-j2"],
+                   check=True, stdout=subprocess.DEVNULL, env=env)
+    return CAPI_BUILD_DIR / "libjoltgym_marl.so"

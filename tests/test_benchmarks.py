@@ -40,6 +40,9 @@ SCRIPTS = {
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
     "sb3_training": ([sys.executable, "benchmarks/sb3_training.py"], [spec.name for spec in SINGLE_AGENT_TASKS]),
+    "java_host": ([sys.executable, "benchmarks/java_host.py"], [spec.name for spec in TASKS.values()
+                                                                if not spec.is_game]),
+    "_gym_pipe_worker": ([sys.executable, "benchmarks/_gym_pipe_worker.py"], []),
 }
 
 

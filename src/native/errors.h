@@ -16,6 +16,13 @@ class FileNotFound : public std::runtime_error {
 // ValueError too; this alias keeps call sites self-explanatory.
 using BadValue = std::invalid_argument;
 
+// An argument of the wrong type or name, e.g. an unknown keyword argument
+// (Python: TypeError).
+class BadType : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
 // An operation in the wrong lifecycle state, e.g. stepping before reset or
 // after close (Python: RuntimeError).
 class StateError : public std::logic_error {

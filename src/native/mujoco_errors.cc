@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <exception>
+#include <map>
 
 // MuJoCo 4's thread-local log handler: what its own Python bindings and its
 // batch API use to catch errors per call. A thread-local handler takes
@@ -132,6 +133,14 @@ int CountedWarningKind(const std::string& message) {
   return -1;
 }
 
+std::string WorldList(const std::vector<int>& worlds) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(worlds.size(), 8);
+  for (std::size_t k = 0; k < shown; ++k) out += (k ? ", " : "") + std::to_string(worlds[k]);
+  if (worlds.size() > shown) out += ", ... (" + std::to_string(worlds.size()) + " worlds)";
+  return out;
+}
+
 }  // namespace
 
 void MujocoReport::Clear() {
@@ -200,5 +209,56 @@ MujocoReport& ThreadConstructionReport() {
   thread_local MujocoReport report;
   return report;
 }
+
+ReportSummary SummarizeReports(const std::vector<std::pair<int, MujocoReport>>& reports,
+                               const std::string& call, const std::string& reset_hint,
+                               bool name_worlds) {
+  ReportSummary summary;
+  // Warnings: one per kind, in order of first appearance.
+  std::vector<std::string> keys;
+  std::map<std::string, std::pair<std::string, std::vector<int>>> warnings;
+  int dropped = 0;
+  std::vector<int> failed;
+  bool out_of_memory = false;
+  const MujocoReport* first_failure = nullptr;
+  for (const auto& [index, report] : reports) {
+    for (const std::string& text : report.warnings) {
+      const std::string key = WarningKey(text);
+      auto [it, inserted] = warnings.try_emplace(key, text, std::vector<int>{});
+      if (inserted) keys.push_back(key);
+      if (it->second.second.empty() || it->second.second.back() != index) {
+        it->second.second.push_back(index);
+      }
+    }
+    dropped += report.dropped_warnings;
+    if (report.failed()) {
+      failed.push_back(index);
+      if (first_failure == nullptr) first_failure = &report;
+      out_of_memory = out_of_memory || report.error == MujocoReport::Error::kOutOfMemory;
+    }
+  }
+  for (const std::string& key : keys) {
+    const auto& [text, worlds] = warnings[key];
+    std::string where = name_worlds ? " in world " + WorldList(worlds) : "";
+    if (name_worlds && worlds.size() > 1) where = " in worlds " + WorldList(worlds);
+    summary.warnings.push_back("MuJoCo warning during " + call + where + ": " + text);
+  }
+  if (dropped > 0) {
+    summary.warnings.push_back("MuJoCo raised " + std::to_string(dropped) +
+                               " more warning(s) during " + call + " (not shown)");
+  }
+  if (failed.empty()) return summary;
+  std::string message = "MuJoCo error during " + call;
+  if (name_worlds)
+    message += (failed.size() > 1 ? " in worlds " : " in world ") + WorldList(failed);
+  message += ": " + first_failure->error_message + "\n";
+  message += (name_worlds ? (failed.size() > 1 ? "These worlds" : "This world") : "The world");
+  message += " must be reset (" + reset_hint + ") before stepping again.";
+  summary.failed = true;
+  summary.out_of_memory = out_of_memory;
+  summary.error = message;
+  return summary;
+}
+
 
 }  // namespace joltgym

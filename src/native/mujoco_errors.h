@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace joltgym {
@@ -73,6 +74,20 @@ bool IsInstabilityWarning(const std::string& message);
 // mjtWarning kind for MuJoCo's counted warnings (whose texts differ by DOF,
 // count and time), the text itself otherwise.
 std::string WarningKey(const std::string& message);
+
+// What the reports of one call (world index, report) say, in the words every
+// front end uses: one warning text per kind of message, with the worlds that
+// gave it, and the error (if a world failed). `call` names the call
+// ("step_all()"), `reset_hint` how to recover ("reset_all() or reset_one(i)").
+struct ReportSummary {
+  std::vector<std::string> warnings;
+  bool failed = false;
+  bool out_of_memory = false;
+  std::string error;  // when failed
+};
+ReportSummary SummarizeReports(const std::vector<std::pair<int, MujocoReport>>& reports,
+                               const std::string& call, const std::string& reset_hint,
+                               bool name_worlds);
 
 // Warnings of a model being compiled on this thread (construction), kept until
 // the binding takes them and raises them as Python warnings.

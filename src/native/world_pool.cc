@@ -9,6 +9,7 @@ WorldPool::WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_thr
                      int max_episode_steps, AutoresetMode mode)
     : task_(std::move(task)),
       needs_reset_(num_envs, 0),
+      seeded_(num_envs, 0),
       threads_(std::max(1, std::min(num_threads, num_envs))),
       mode_(mode) {
   const int agents = task_->num_agents();
@@ -95,6 +96,10 @@ void WorldPool::TakeReportsOf(const int* ids, int count,
   }
 }
 
+bool WorldPool::any_unseeded() const {
+  return std::find(seeded_.begin(), seeded_.end(), 0) != seeded_.end();
+}
+
 bool WorldPool::all_started() const {
   for (const auto& w : worlds_) {
     if (!w->has_episode()) return false;
@@ -136,14 +141,16 @@ void WorldPool::ResetWorld(int i) {
 void WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
   Drain();
   auto body = [this, reseed, &seed](int i) {
-    if (reseed) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
+    if (reseed || !seeded_[i]) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
+    seeded_[i] = 1;
     ResetWorld(i);
   };
   threads_.ParallelFor(num_envs(), body);
 }
 
 void WorldPool::ResetOne(int index, bool reseed, const SeedWords& seed) {
-  if (reseed) worlds_[index]->Seed(seed);
+  if (reseed || !seeded_[index]) worlds_[index]->Seed(seed);
+  seeded_[index] = 1;
   ResetWorld(index);
 }
 

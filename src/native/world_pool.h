@@ -34,12 +34,18 @@ class WorldPool {
   // the pool.
   void Bind(const PoolBuffers& buffers) { buffers_ = buffers; }
 
-  // Resets every world; with `reseed`, first seeds world i with seed + i
-  // (otherwise each world's random stream continues), as Gymnasium's
-  // SyncVectorEnv seeds its envs.
+  // Resets every world. With `reseed`, first seeds world i with seed + i, as
+  // Gymnasium's SyncVectorEnv seeds its envs; otherwise each world's random
+  // stream continues, and a world never seeded yet is seeded seed + i (the
+  // front ends pass fresh entropy then: see any_unseeded()).
   void ResetAll(bool reseed, const SeedWords& seed);
-  // Resets world `index`; reseeds it with `seed` if `reseed`.
+  // Resets world `index`; seeds it with `seed` first if `reseed` or if it was
+  // never seeded.
   void ResetOne(int index, bool reseed, const SeedWords& seed);
+  // True if some world was never seeded (a reset without a seed then needs
+  // fresh entropy, as SeedSequence(None) draws).
+  bool any_unseeded() const;
+  bool seeded(int index) const { return seeded_[index] != 0; }
   // One step of every world, actions [num_envs, num_agents, act_dim].
   // Nothing may be in flight.
   void StepAll(const float* actions);
@@ -77,6 +83,7 @@ class WorldPool {
   // MuJoCo error and not reset since), or -1.
   int FirstNotSteppable() const;
   World& world(int index) { return *worlds_[index]; }
+  const World& world(int index) const { return *worlds_[index]; }
 
   // Moves the MuJoCo reports (warnings, errors) of the worlds that have one
   // into `out` as (world index, report), in index order. Called by the owner
@@ -100,6 +107,7 @@ class WorldPool {
   std::vector<int> scratch_ids_;         // for Drain()
   int in_flight_count_ = 0;
   const float* async_actions_ = nullptr;  // published to the workers by Submit
+  std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
   ThreadPool threads_;
   AutoresetMode mode_;
   PoolBuffers buffers_;

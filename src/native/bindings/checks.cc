@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "../errors.h"
+
 namespace joltgym::bindings {
 
 namespace {
@@ -32,51 +34,44 @@ bool IsReal(py::handle value) {
          py::isinstance(value, py::module_::import("numpy").attr("floating"));
 }
 
-double RealOrThrow(py::handle value, const std::string& what, bool allow_infinite) {
-  if (!IsReal(value)) {
-    throw py::type_error(what + " should be a real number, got " + TypeName(value) + " " +
-                         Repr(value));
+// A Python keyword-argument value as the core's ConvertParams sees it.
+class PyParamInput final : public ParamInput {
+ public:
+  explicit PyParamInput(py::handle value) : value_(py::reinterpret_borrow<py::object>(value)) {}
+  bool IsNone() const override { return value_.is_none(); }
+  bool IsBool() const override { return bindings::IsBool(value_); }
+  bool IsInteger() const override { return bindings::IsInteger(value_); }
+  bool IsReal() const override { return bindings::IsReal(value_); }
+  bool IsText() const override { return py::isinstance<py::str>(value_); }
+  bool IsPath() const override {
+    return IsText() || py::isinstance(value_, py::module_::import("os").attr("PathLike"));
   }
-  const double x = value.cast<double>();
-  if (std::isnan(x) || (!allow_infinite && std::isinf(x))) {
-    throw py::value_error(what + " should be a finite number, got " + Repr(value));
+  bool IsSequence() const override {
+    return py::isinstance<py::sequence>(value_) && !py::isinstance<py::str>(value_);
   }
-  return x;
-}
+  std::size_t Length() const override { return py::len(value_); }
+  std::unique_ptr<ParamInput> Item(std::size_t i) const override {
+    const py::object item = py::reinterpret_borrow<py::sequence>(value_)[i];
+    return std::make_unique<PyParamInput>(item);
+  }
+  double Real() const override { return value_.cast<double>(); }
+  bool Bool() const override { return value_.cast<bool>(); }
+  int CompareInt(long bound) const override {
+    const py::int_ v(value_);
+    return v < py::int_(bound) ? -1 : v > py::int_(bound) ? 1 : 0;
+  }
+  long Int() const override { return py::int_(value_).cast<long>(); }
+  std::string Text() const override {
+    return py::str(py::module_::import("os").attr("fspath")(value_)).cast<std::string>();
+  }
+  std::string Repr() const override { return bindings::Repr(value_); }
+  std::string TypeName() const override { return bindings::TypeName(value_); }
 
-// A real parameter value (or one end of a range) within the spec's bounds;
-// `end` is 0 / 1 for a range's low / high end (which may also be -inf / +inf),
-// -1 otherwise.
-double CheckBounds(double x, py::handle value, const std::string& what, const ParamSpec& spec,
-                   int end) {
-  if (end == 0 && x == -std::numeric_limits<double>::infinity()) return x;
-  if (end == 1 && x == std::numeric_limits<double>::infinity()) return x;
-  if (x >= spec.min_real && x <= spec.max_real) return x;
-  const std::string interval = IntervalString(spec.min_real, spec.max_real);
-  const std::string allowed = end == 0   ? "-inf or in " + interval
-                              : end == 1 ? "in " + interval + " or inf"
-                                         : "in " + interval;
-  throw py::value_error(what + " should be " + allowed + ", got " + Repr(value));
-}
+ private:
+  py::object value_;
+};
 
 }  // namespace
-
-std::string IntervalString(double low, double high) {
-  std::ostringstream out;
-  out << "[" << low << ", " << high << "]";
-  return out.str();
-}
-
-std::string ShapeString(const std::vector<py::ssize_t>& shape) {
-  std::ostringstream out;
-  out << "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    out << shape[i];
-    if (shape.size() == 1 || i + 1 < shape.size()) out << (i + 1 < shape.size() ? ", " : ",");
-  }
-  out << ")";
-  return out.str();
-}
 
 std::string ShapeString(const py::array& array) {
   return ShapeString(std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
@@ -192,130 +187,27 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
 }
 
 long CheckInt(py::handle value, const char* what, long minimum, long maximum) {
-  if (!IsInteger(value)) {
-    throw py::type_error(std::string(what) + " should be an int, got " + TypeName(value) + " " +
-                         Repr(value));
+  try {
+    return joltgym::CheckInt(PyParamInput(value), what, minimum, maximum);
+  } catch (const BadType& e) {
+    throw py::type_error(e.what());
+  } catch (const BadValue& e) {
+    throw py::value_error(e.what());
   }
-  // Compare as Python ints first: the value may not fit in a C long.
-  const py::int_ v(py::reinterpret_borrow<py::object>(value));
-  const bool too_small = v < py::int_(minimum);
-  if (too_small || v > py::int_(maximum)) {
-    // ">= min" reads best for the usual mistake; a value over the (large)
-    // maximum gets the full range.
-    std::string range = too_small && maximum >= std::numeric_limits<int>::max()
-                            ? ">= " + std::to_string(minimum)
-                            : "in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
-    throw py::value_error(std::string(what) + " should be " + range + ", got " + Repr(value));
-  }
-  return v.cast<long>();
 }
 
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
                      const std::string& owner) {
-  std::map<std::string, ParamValue> given;
+  std::vector<PyParamInput> inputs;
+  std::vector<std::string> names;
+  inputs.reserve(py::len(kwargs));
   for (auto item : kwargs) {
-    const std::string name = py::str(item.first).cast<std::string>();
-    const ParamSpec* spec = nullptr;
-    for (const auto& s : specs) {
-      if (s.name == name) spec = &s;
-    }
-    if (spec == nullptr) {
-      std::ostringstream msg;
-      msg << owner << " got an unexpected keyword argument '" << name << "'; allowed:";
-      for (size_t i = 0; i < specs.size(); ++i) msg << (i ? ", " : " ") << specs[i].name;
-      throw py::type_error(msg.str());
-    }
-    py::handle value = item.second;
-    ParamValue out;
-    switch (spec->kind) {
-      case ParamKind::kFloat:
-        out.numbers = {CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
-        break;
-      case ParamKind::kOptionalFloat:
-        out.numbers = {value.is_none()
-                           ? std::nan("")
-                           : CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
-        break;
-      case ParamKind::kInt:
-        out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), spec->min_int, spec->max_int))};
-        break;
-      case ParamKind::kBool:
-        if (!IsBool(value)) {
-          throw py::type_error(name + " should be a bool, got " + TypeName(value) + " " +
-                               Repr(value));
-        }
-        out.numbers = {value.cast<bool>() ? 1.0 : 0.0};
-        break;
-      case ParamKind::kRange: {
-        if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value) ||
-            py::len(value) != 2) {
-          throw py::type_error(name + " should be a (low, high) pair of numbers, got " +
-                               Repr(value));
-        }
-        auto seq = py::reinterpret_borrow<py::sequence>(value);
-        const py::object first = seq[0], second = seq[1];
-        const double low =
-            CheckBounds(RealOrThrow(first, name + "[0]", true), first, name + "[0]", *spec, 0);
-        const double high =
-            CheckBounds(RealOrThrow(second, name + "[1]", true), second, name + "[1]", *spec, 1);
-        if (!(low <= high)) {
-          throw py::value_error(name + " should have low <= high, got " + Repr(value));
-        }
-        out.numbers = {low, high};
-        break;
-      }
-      case ParamKind::kString: {
-        py::object os = py::module_::import("os");
-        if (!py::isinstance<py::str>(value) && !py::isinstance(value, os.attr("PathLike"))) {
-          throw py::type_error(name + " should be a str or path, got " + TypeName(value) + " " +
-                               Repr(value));
-        }
-        out.text = py::str(os.attr("fspath")(value)).cast<std::string>();
-        out.is_text = true;
-        break;
-      }
-      case ParamKind::kBodyRef:
-        if (py::isinstance<py::str>(value)) {
-          out.text = value.cast<std::string>();
-          out.is_text = true;
-        } else if (IsInteger(value)) {
-          out.numbers = {static_cast<double>(CheckInt(value, name.c_str(), -(1L << 30), 1L << 30))};
-        } else {
-          throw py::type_error(name + " should be a body index (int) or name (str), got " +
-                               TypeName(value) + " " + Repr(value));
-        }
-        break;
-    }
-    given[name] = std::move(out);
+    names.push_back(py::str(item.first).cast<std::string>());
+    inputs.emplace_back(item.second);
   }
-  return Params(specs, std::move(given));
-}
-
-void CopyFinite(const float* source, float* target, std::size_t count,
-                const std::vector<py::ssize_t>& shape, const char* what) {
-  std::copy(source, source + count, target);
-  for (std::size_t k = 0; k < count; ++k) {
-    if (std::isfinite(target[k])) continue;
-    std::vector<py::ssize_t> index(shape.size());
-    auto flat = static_cast<py::ssize_t>(k);
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      index[d] = flat % shape[d];
-      flat /= shape[d];
-    }
-    std::ostringstream msg;
-    msg << what << " should be finite, got " << target[k] << " at index " << ShapeString(index);
-    throw py::value_error(msg.str());
-  }
-}
-
-void CopyFinite(const double* source, double* target, std::size_t count, const char* what) {
-  std::copy(source, source + count, target);
-  for (std::size_t k = 0; k < count; ++k) {
-    if (!std::isfinite(target[k])) {
-      throw py::value_error(std::string(what) + " should be finite, got " +
-                            std::to_string(target[k]) + " at index " + std::to_string(k));
-    }
-  }
+  std::vector<std::pair<std::string, const ParamInput*>> given;
+  for (std::size_t i = 0; i < inputs.size(); ++i) given.emplace_back(names[i], &inputs[i]);
+  return joltgym::ConvertParams(specs, given, owner);
 }
 
 }  // namespace joltgym::bindings

@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "../params.h"
+#include "../validation.h"
 
 namespace joltgym::bindings {
 
 namespace py = pybind11;
 
-// "(64, 6)" for error messages.
-std::string ShapeString(const std::vector<py::ssize_t>& shape);
+// "(64, 6)" for error messages (the core's ShapeString, and an array's).
+using joltgym::ShapeString;
 std::string ShapeString(const py::array& array);
 
 // Converts `value` to a C-contiguous float32 array of exactly `shape`,
@@ -32,22 +33,12 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
 py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ssize_t size,
                                                         const char* what);
 
-// "[-1e+06, 1e+06]" for error messages.
-std::string IntervalString(double low, double high);
-// Copies `count` values of an array that CheckFloatArray / CheckStateArray
-// accepted (of `shape`) into native memory, raising ValueError at the first
-// non-finite value *of the copy*: what the native side reads is what was
-// checked, even if another thread wrote into the caller's array meanwhile.
-void CopyFinite(const float* source, float* target, std::size_t count,
-                const std::vector<py::ssize_t>& shape, const char* what);
-void CopyFinite(const double* source, double* target, std::size_t count, const char* what);
+// IntervalString and CopyFinite (copying checked input into native memory,
+// checking it again as copied) are the core's: ../validation.h.
 
-// Converts keyword arguments to task parameters. Unknown names raise
-// TypeError listing the allowed ones; wrong kinds raise TypeError; bad values
-// ValueError, among them real values outside the spec's bounds (by default
-// finite with |x| <= kMaxRealParam; a range's ends may also be -inf / +inf:
-// see params.h), naming the parameter, the value and the allowed range.
-// `owner` names the callee in messages.
+// Converts keyword arguments to task parameters through the core's
+// ConvertParams (../validation.h): unknown names and wrong kinds raise
+// TypeError (BadType), bad values ValueError, with the core's messages.
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
                      const std::string& owner);
 

@@ -1,6 +1,5 @@
 #include "diagnostics.h"
 
-#include <map>
 
 #include "../errors.h"
 
@@ -15,14 +14,6 @@ void Warn(const std::string& message) {
                    message.c_str(), 1) < 0) {
     throw py::error_already_set();
   }
-}
-
-std::string WorldList(const std::vector<int>& worlds) {
-  std::string out;
-  const std::size_t shown = std::min<std::size_t>(worlds.size(), 8);
-  for (std::size_t k = 0; k < shown; ++k) out += (k ? ", " : "") + std::to_string(worlds[k]);
-  if (worlds.size() > shown) out += ", ... (" + std::to_string(worlds.size()) + " worlds)";
-  return out;
 }
 
 }  // namespace
@@ -53,47 +44,9 @@ void DefineDiagnostics(py::module_& m) {
 void RaiseReports(const std::vector<std::pair<int, MujocoReport>>& reports, const std::string& call,
                   const std::string& reset_hint, bool name_worlds) {
   if (reports.empty()) return;
-  // Warnings: one per kind, in order of first appearance.
-  std::vector<std::string> keys;
-  std::map<std::string, std::pair<std::string, std::vector<int>>> warnings;
-  int dropped = 0;
-  std::vector<int> failed;
-  bool out_of_memory = false;
-  const MujocoReport* first_failure = nullptr;
-  for (const auto& [index, report] : reports) {
-    for (const std::string& text : report.warnings) {
-      const std::string key = WarningKey(text);
-      auto [it, inserted] = warnings.try_emplace(key, text, std::vector<int>{});
-      if (inserted) keys.push_back(key);
-      if (it->second.second.empty() || it->second.second.back() != index) {
-        it->second.second.push_back(index);
-      }
-    }
-    dropped += report.dropped_warnings;
-    if (report.failed()) {
-      failed.push_back(index);
-      if (first_failure == nullptr) first_failure = &report;
-      out_of_memory = out_of_memory || report.error == MujocoReport::Error::kOutOfMemory;
-    }
-  }
-  for (const std::string& key : keys) {
-    const auto& [text, worlds] = warnings[key];
-    std::string where = name_worlds ? " in world " + WorldList(worlds) : "";
-    if (name_worlds && worlds.size() > 1) where = " in worlds " + WorldList(worlds);
-    Warn("MuJoCo warning during " + call + where + ": " + text);
-  }
-  if (dropped > 0) {
-    Warn("MuJoCo raised " + std::to_string(dropped) + " more warning(s) during " + call +
-         " (not shown)");
-  }
-  if (failed.empty()) return;
-  std::string message = "MuJoCo error during " + call;
-  if (name_worlds)
-    message += (failed.size() > 1 ? " in worlds " : " in world ") + WorldList(failed);
-  message += ": " + first_failure->error_message + "\n";
-  message += (name_worlds ? (failed.size() > 1 ? "These worlds" : "This world") : "The world");
-  message += " must be reset (" + reset_hint + ") before stepping again.";
-  throw MujocoError(message, out_of_memory);
+  const ReportSummary summary = SummarizeReports(reports, call, reset_hint, name_worlds);
+  for (const std::string& warning : summary.warnings) Warn(warning);
+  if (summary.failed) throw MujocoError(summary.error, summary.out_of_memory);
 }
 
 void RaiseReport(MujocoReport& report, const std::string& call, const std::string& reset_hint) {

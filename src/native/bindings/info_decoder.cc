@@ -136,7 +136,9 @@ py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& row
 py::list InfoDecoder::Fields() const {
   py::list out;
   for (const InfoField& f : fields_) {
-    out.append(py::make_tuple(f.name, f.offset, f.size, f.at_reset, KindName(f.kind), f.labels));
+    py::list labels;  // (no pybind11/stl.h here: a std::vector would not convert)
+    for (const std::string& label : f.labels) labels.append(label);
+    out.append(py::make_tuple(f.name, f.offset, f.size, f.at_reset, KindName(f.kind), labels));
   }
   return out;
 }

@@ -21,6 +21,13 @@ PYBIND11_MODULE(_core, m) {
 
   py::register_exception<joltgym::FileNotFound>(m, "ModelFileNotFound", PyExc_FileNotFoundError);
   py::register_exception<joltgym::StateError>(m, "StateError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const joltgym::BadType& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    }
+  });
   joltgym::bindings::DefineDiagnostics(m);
 
   joltgym::bindings::DefineRegistry(m);

@@ -40,43 +40,21 @@ py::array_t<T> PoolArray(std::vector<py::ssize_t> shape) {
   return py::array_t<T>(std::move(shape), data, owner);
 }
 
-// CPUs this process may run on (its affinity mask), at least 1.
-int AvailableCpus() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-#endif
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
               py::handle max_episode_steps, const std::string& autoreset_mode,
               py::handle batch_size, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
-    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, 1 << 20));
+    const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, kMaxNumEnvs));
     batch_size_ =
         batch_size.is_none() ? n : static_cast<int>(CheckInt(batch_size, "batch_size", 1, n));
-    // More threads than CPUs only oversubscribes them (the workers spin for
-    // the next job): num_threads is capped at the CPUs this process may use,
-    // and at num_envs.
-    int threads = AvailableCpus();
-    if (!num_threads.is_none()) {
-      threads = std::min(threads, static_cast<int>(CheckInt(num_threads, "num_threads", 1)));
-    }
-    threads = std::min(threads, n);
+    // Capped at the CPUs this process may use, and at num_envs (validation.h).
+    const int threads = PoolThreads(
+        n, num_threads.is_none() ? 0 : static_cast<int>(CheckInt(num_threads, "num_threads", 1)));
     max_episode_steps_ =
         max_episode_steps.is_none() ? 0 : static_cast<int>(CheckInt(max_episode_steps, "max_episode_steps", 0));
-    AutoresetMode mode;
-    if (autoreset_mode == "next_step") {
-      mode = AutoresetMode::kNextStep;
-    } else if (autoreset_mode == "same_step") {
-      mode = AutoresetMode::kSameStep;
-    } else {
-      throw py::value_error("autoreset_mode should be 'next_step' or 'same_step', got '" +
-                            autoreset_mode + "'");
-    }
+    const AutoresetMode mode = ParseAutoresetMode(autoreset_mode);
     autoreset_mode_ = autoreset_mode;
     const std::string owner = "WorldPool('" + task_name + "')";
     ThreadConstructionReport().Clear();
@@ -109,7 +87,6 @@ class PyWorldPool {
     send_stamp_.assign(static_cast<std::size_t>(n), 0);
     send_actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
     action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
-    seeded_.assign(static_cast<size_t>(n), 0);
     actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
     WithoutGil(
         [&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
@@ -146,30 +123,21 @@ class PyWorldPool {
   // reset_all(seed=s) seeds world i with s + i (as Gymnasium's SyncVectorEnv
   // seeds its envs); reset_all(seed=None) continues each world's random
   // stream once that world has been seeded (as Gymnasium's vector envs and
-  // SuperSuit do), and seeds a world never seeded from fresh entropy.
+  // SuperSuit do), and seeds a world never seeded from fresh entropy (the
+  // rule is WorldPool's, shared with the C API).
   py::array ResetAll(const py::object& seed) {
     const bool reseed = !seed.is_none();
-    std::vector<int> fresh;  // worlds never seeded, for seed=None
-    if (!reseed) {
-      for (int i = 0; i < static_cast<int>(seeded_.size()); ++i) {
-        if (!seeded_[i]) fresh.push_back(i);
-      }
-    }
-    const SeedWords base = reseed || !fresh.empty() ? SeedOrRandom(seed) : SeedWords{};
+    const SeedWords base = reseed || Open().any_unseeded() ? SeedOrRandom(seed) : SeedWords{};
     std::vector<std::pair<int, MujocoReport>> reports;
     std::mutex& mutex = Mutex();
     WithoutGil([&] {
       std::lock_guard<std::mutex> lock(mutex);
       if (pool_) {
-        for (const int i : fresh) {
-          pool_->world(i).Seed(SeedPlus(base, static_cast<std::uint64_t>(i)));
-        }
         pool_->ResetAll(reseed, base);
         pool_->TakeReports(reports);
       }
     });
     Open();
-    std::fill(seeded_.begin(), seeded_.end(), 1);
     RaiseReports(reports, "reset_all()", kResetHint, true);
     return obs_;
   }
@@ -178,8 +146,8 @@ class PyWorldPool {
   // world's stream, or seeds it from fresh entropy if it was never seeded.
   py::array ResetOne(py::handle index, const py::object& seed) {
     const int i = CheckIndex(index);
-    const bool reseed = !seed.is_none() || !seeded_[i];
-    const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
+    const bool reseed = !seed.is_none();
+    const SeedWords s = reseed || !Open().seeded(i) ? SeedOrRandom(seed) : SeedWords{};
     std::vector<std::pair<int, MujocoReport>> reports;
     std::mutex& mutex = Mutex();
     bool busy = false;
@@ -195,7 +163,6 @@ class PyWorldPool {
     });
     Open();
     if (busy) throw InFlightError("reset_one()", i);
-    seeded_[i] = 1;
     RaiseReports(reports, "reset_one()", kResetHint, true);
     return obs_[py::int_(i)];
   }
@@ -226,9 +193,7 @@ class PyWorldPool {
     auto checked = CheckFloatArray(actions, shape, "actions");
     const float* source = checked.data();
     const std::size_t count = actions_.size();
-    int not_steppable = -1;
-    int in_flight = 0;
-    bool failed = false, lost = false;
+    std::string not_steppable;
     std::vector<std::pair<int, MujocoReport>> reports;
     std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
     std::vector<float> staged;  // only when another thread is inside the pool
@@ -244,33 +209,16 @@ class PyWorldPool {
         std::copy(staged.begin(), staged.end(), actions_.begin());
       }
       if (pool_) {
-        in_flight = pool_->in_flight();
-        not_steppable = in_flight > 0 ? -1 : pool_->FirstNotSteppable();
-        if (in_flight == 0 && not_steppable < 0) {
+        not_steppable = NotSteppableMessage(*pool_, "step_all()");
+        if (not_steppable.empty()) {
           pool_->StepAll(actions_.data());
           pool_->TakeReports(reports);
-        } else if (not_steppable >= 0) {
-          failed = pool_->world(not_steppable).failed();
-          lost = pool_->lost(not_steppable);
         }
       }
       lock.unlock();
     });
     Open();  // raises if closed meanwhile
-    if (in_flight > 0) {
-      throw StateError("step_all() called while " + std::to_string(in_flight) +
-                       " worlds are in flight (sent, not yet received); expected recv() until "
-                       "none are (or reset_all(), which waits for them and drops their results)");
-    }
-    if (lost) throw LostError("step_all()", not_steppable);
-    if (failed) {
-      throw StateError("step_all() called after a MuJoCo error in world " +
-                       std::to_string(not_steppable) + "; expected reset_all() or reset_one(" +
-                       std::to_string(not_steppable) + ") first");
-    }
-    if (not_steppable >= 0) {
-      throw StateError("step_all() called before reset_all(); expected reset_all() first");
-    }
+    if (!not_steppable.empty()) throw StateError(not_steppable);
     RaiseReports(reports, "step_all()", kResetHint, true);
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
@@ -601,7 +549,6 @@ class PyWorldPool {
   py::dict kwargs_;
   int max_episode_steps_ = 0;
   std::string autoreset_mode_;
-  std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
   std::shared_ptr<const Task> task_;
   std::unique_ptr<WorldPool> pool_;
   // Serializes native calls. Replaced (the old one leaked) in a forked child,

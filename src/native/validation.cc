@@ -1,0 +1,228 @@
+#include "validation.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "errors.h"
+
+namespace joltgym {
+
+namespace {
+
+double RealOrThrow(const ParamInput& value, const std::string& what, bool allow_infinite) {
+  if (!value.IsReal()) {
+    throw BadType(what + " should be a real number, got " + value.TypeName() + " " + value.Repr());
+  }
+  const double x = value.Real();
+  if (std::isnan(x) || (!allow_infinite && std::isinf(x))) {
+    throw BadValue(what + " should be a finite number, got " + value.Repr());
+  }
+  return x;
+}
+
+// A real parameter value (or one end of a range) within the spec's bounds;
+// `end` is 0 / 1 for a range's low / high end (which may also be -inf / +inf),
+// -1 otherwise.
+double CheckBounds(double x, const ParamInput& value, const std::string& what,
+                   const ParamSpec& spec, int end) {
+  if (end == 0 && x == -std::numeric_limits<double>::infinity()) return x;
+  if (end == 1 && x == std::numeric_limits<double>::infinity()) return x;
+  if (x >= spec.min_real && x <= spec.max_real) return x;
+  const std::string interval = IntervalString(spec.min_real, spec.max_real);
+  const std::string allowed = end == 0   ? "-inf or in " + interval
+                              : end == 1 ? "in " + interval + " or inf"
+                                         : "in " + interval;
+  throw BadValue(what + " should be " + allowed + ", got " + value.Repr());
+}
+
+}  // namespace
+
+std::string IntervalString(double low, double high) {
+  std::ostringstream out;
+  out << "[" << low << ", " << high << "]";
+  return out.str();
+}
+
+std::string ShapeString(const std::vector<long>& shape) {
+  std::ostringstream out;
+  out << "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out << shape[i];
+    if (shape.size() == 1 || i + 1 < shape.size()) out << (i + 1 < shape.size() ? ", " : ",");
+  }
+  out << ")";
+  return out.str();
+}
+
+std::string IntRangeMessage(const std::string& what, long minimum, long maximum, bool too_small,
+                            const std::string& repr) {
+  // ">= min" reads best for the usual mistake; a value over the (large)
+  // maximum gets the full range.
+  const std::string range = too_small && maximum >= std::numeric_limits<int>::max()
+                                ? ">= " + std::to_string(minimum)
+                                : "in [" + std::to_string(minimum) + ", " +
+                                      std::to_string(maximum) + "]";
+  return what + " should be " + range + ", got " + repr;
+}
+
+long CheckInt(const ParamInput& value, const std::string& what, long minimum, long maximum) {
+  if (!value.IsInteger()) {
+    throw BadType(what + " should be an int, got " + value.TypeName() + " " + value.Repr());
+  }
+  const bool too_small = value.CompareInt(minimum) < 0;
+  if (too_small || value.CompareInt(maximum) > 0) {
+    throw BadValue(IntRangeMessage(what, minimum, maximum, too_small, value.Repr()));
+  }
+  return value.Int();
+}
+
+Params ConvertParams(const std::vector<ParamSpec>& specs,
+                     const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
+                     const std::string& owner) {
+  std::map<std::string, ParamValue> given;
+  for (const auto& [name, input] : kwargs) {
+    const ParamSpec* spec = nullptr;
+    for (const auto& s : specs) {
+      if (s.name == name) spec = &s;
+    }
+    if (spec == nullptr) {
+      std::ostringstream msg;
+      msg << owner << " got an unexpected keyword argument '" << name << "'; allowed:";
+      for (std::size_t i = 0; i < specs.size(); ++i) msg << (i ? ", " : " ") << specs[i].name;
+      throw BadType(msg.str());
+    }
+    const ParamInput& value = *input;
+    ParamValue out;
+    switch (spec->kind) {
+      case ParamKind::kFloat:
+        out.numbers = {CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
+        break;
+      case ParamKind::kOptionalFloat:
+        out.numbers = {value.IsNone()
+                           ? std::nan("")
+                           : CheckBounds(RealOrThrow(value, name, false), value, name, *spec, -1)};
+        break;
+      case ParamKind::kInt:
+        out.numbers = {static_cast<double>(CheckInt(value, name, spec->min_int, spec->max_int))};
+        break;
+      case ParamKind::kBool:
+        if (!value.IsBool()) {
+          throw BadType(name + " should be a bool, got " + value.TypeName() + " " + value.Repr());
+        }
+        out.numbers = {value.Bool() ? 1.0 : 0.0};
+        break;
+      case ParamKind::kRange: {
+        if (!value.IsSequence() || value.Length() != 2) {
+          throw BadType(name + " should be a (low, high) pair of numbers, got " + value.Repr());
+        }
+        const auto first = value.Item(0), second = value.Item(1);
+        const double low =
+            CheckBounds(RealOrThrow(*first, name + "[0]", true), *first, name + "[0]", *spec, 0);
+        const double high =
+            CheckBounds(RealOrThrow(*second, name + "[1]", true), *second, name + "[1]", *spec, 1);
+        if (!(low <= high)) {
+          throw BadValue(name + " should have low <= high, got " + value.Repr());
+        }
+        out.numbers = {low, high};
+        break;
+      }
+      case ParamKind::kString:
+        if (!value.IsPath()) {
+          throw BadType(name + " should be a str or path, got " + value.TypeName() + " " +
+                        value.Repr());
+        }
+        out.text = value.Text();
+        out.is_text = true;
+        break;
+      case ParamKind::kBodyRef:
+        if (value.IsText()) {
+          out.text = value.Text();
+          out.is_text = true;
+        } else if (value.IsInteger()) {
+          out.numbers = {static_cast<double>(CheckInt(value, name, -(1L << 30), 1L << 30))};
+        } else {
+          throw BadType(name + " should be a body index (int) or name (str), got " +
+                        value.TypeName() + " " + value.Repr());
+        }
+        break;
+    }
+    given[name] = std::move(out);
+  }
+  return Params(specs, std::move(given));
+}
+
+void CopyFinite(const float* source, float* target, std::size_t count,
+                const std::vector<long>& shape, const char* what) {
+  std::copy(source, source + count, target);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (std::isfinite(target[k])) continue;
+    std::vector<long> index(shape.size());
+    auto flat = static_cast<long>(k);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      index[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+    std::ostringstream msg;
+    msg << what << " should be finite, got " << target[k] << " at index " << ShapeString(index);
+    throw BadValue(msg.str());
+  }
+}
+
+void CopyFinite(const double* source, double* target, std::size_t count, const char* what) {
+  std::copy(source, source + count, target);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!std::isfinite(target[k])) {
+      throw BadValue(std::string(what) + " should be finite, got " + std::to_string(target[k]) +
+                     " at index " + std::to_string(k));
+    }
+  }
+}
+
+AutoresetMode ParseAutoresetMode(const std::string& name) {
+  if (name == "next_step") return AutoresetMode::kNextStep;
+  if (name == "same_step") return AutoresetMode::kSameStep;
+  throw BadValue("autoreset_mode should be 'next_step' or 'same_step', got '" + name + "'");
+}
+
+int AvailableCpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int PoolThreads(int num_envs, int requested) {
+  int threads = AvailableCpus();
+  if (requested > 0) threads = std::min(threads, requested);
+  return std::max(1, std::min(threads, num_envs));
+}
+
+std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) {
+  const int in_flight = pool.in_flight();
+  if (in_flight > 0) {
+    return call + " called while " + std::to_string(in_flight) +
+           " worlds are in flight (sent, not yet received); expected recv() until none are (or "
+           "reset_all(), which waits for them and drops their results)";
+  }
+  const int i = pool.FirstNotSteppable();
+  if (i < 0) return "";
+  if (pool.lost(i)) {
+    return call + " called on world " + std::to_string(i) +
+           ", which was in flight when this process forked (its step was lost); expected "
+           "reset_all() or reset_one(" + std::to_string(i) + ") first";
+  }
+  if (pool.world(i).failed()) {
+    return call + " called after a MuJoCo error in world " + std::to_string(i) +
+           "; expected reset_all() or reset_one(" + std::to_string(i) + ") first";
+  }
+  return call + " called before reset_all(); expected reset_all() first";
+}
+
+}  // namespace joltgym

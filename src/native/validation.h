@@ -1,0 +1,101 @@
+// Checks of what a user passes, shared by every front end of the core (the
+// Python binding and the C API): keyword arguments against a task's
+// ParamSpecs, pool settings, action arrays. One implementation, one set of
+// messages: a C caller reads the words a Python caller's exception carries.
+//
+// Failures throw BadType (Python TypeError), BadValue (ValueError) or
+// StateError (RuntimeError), see errors.h.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "params.h"
+#include "world_pool.h"
+
+namespace joltgym {
+
+// "[-1e+06, 1e+06]" for error messages.
+std::string IntervalString(double low, double high);
+
+// "(64, 6)" (and "(3,)") for error messages.
+std::string ShapeString(const std::vector<long>& shape);
+
+// "<what> should be >= <minimum>, got <repr>" or "... should be in [min, max],
+// got <repr>": the message of an integer outside [minimum, maximum].
+std::string IntRangeMessage(const std::string& what, long minimum, long maximum, bool too_small,
+                            const std::string& repr);
+
+// One keyword-argument value as a front end received it (a Python object, a
+// JSON value), seen through the questions ConvertParams asks. Repr() and
+// TypeName() are Python's spelling ("'ant.xml'", "str"), which the C API
+// mimics so that messages read the same.
+class ParamInput {
+ public:
+  virtual ~ParamInput() = default;
+  virtual bool IsNone() const = 0;
+  virtual bool IsBool() const = 0;
+  virtual bool IsInteger() const = 0;  // an integer, not a bool
+  virtual bool IsReal() const = 0;     // an integer or a float, not a bool
+  virtual bool IsText() const = 0;     // a string
+  virtual bool IsPath() const = 0;     // a string or a path (os.PathLike)
+  virtual bool IsSequence() const = 0; // a sequence other than a string
+  virtual std::size_t Length() const = 0;                     // IsSequence only
+  virtual std::unique_ptr<ParamInput> Item(std::size_t i) const = 0;  // IsSequence only
+  virtual double Real() const = 0;        // IsReal only
+  virtual bool Bool() const = 0;          // IsBool only
+  // -1, 0 or 1 as the integer is below, equal to or above `bound` (the value
+  // may not fit in a long). IsInteger only.
+  virtual int CompareInt(long bound) const = 0;
+  virtual long Int() const = 0;           // IsInteger, within a long
+  virtual std::string Text() const = 0;   // IsPath: the string or the path
+  virtual std::string Repr() const = 0;
+  virtual std::string TypeName() const = 0;
+};
+
+// Converts keyword arguments to task parameters. Unknown names raise BadType
+// listing the allowed ones; wrong kinds raise BadType; bad values BadValue,
+// among them real values outside the spec's bounds (by default finite with
+// |x| <= kMaxRealParam; a range's ends may also be -inf / +inf: see
+// params.h), naming the parameter, the value and the allowed range. `owner`
+// names the callee in messages ("WorldPool('ant')").
+Params ConvertParams(const std::vector<ParamSpec>& specs,
+                     const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
+                     const std::string& owner);
+
+// An integer argument in [minimum, maximum], or BadType / BadValue.
+long CheckInt(const ParamInput& value, const std::string& what, long minimum, long maximum);
+
+// Copies `count` floats into native memory, raising BadValue at the first
+// non-finite value *of the copy* (what the native side reads is what was
+// checked, even if another thread writes into the source meanwhile). `shape`
+// (of the source) locates the bad value in the message.
+void CopyFinite(const float* source, float* target, std::size_t count,
+                const std::vector<long>& shape, const char* what);
+void CopyFinite(const double* source, double* target, std::size_t count, const char* what);
+
+// --- pool settings ------------------------------------------------------------
+
+// The most worlds one pool may hold.
+inline constexpr long kMaxNumEnvs = 1L << 20;
+
+// "next_step" / "same_step", or BadValue.
+AutoresetMode ParseAutoresetMode(const std::string& name);
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int AvailableCpus();
+
+// The threads a pool of `num_envs` worlds uses when asked for `requested`
+// (0: the default): capped at AvailableCpus() and at num_envs, since more
+// threads than CPUs only oversubscribe them (the workers spin for the next
+// job).
+int PoolThreads(int num_envs, int requested);
+
+// Why `pool` cannot be stepped now, as the StateError message of `call`
+// ("step_all()"), or "" if every world can be stepped.
+std::string NotSteppableMessage(const WorldPool& pool, const std::string& call);
+
+}  // namespace joltgym
