@@ -696,3 +696,38 @@ def test_error_paths_under_asan_and_ubsan(tmp_path):
     assert not sanitizer_reports(output), output[-8000:]
     assert ran.returncode == 0, output[-8000:]
     assert " passed" in ran.stdout and " failed" not in ran.stdout, output[-3000:]
+
+
+TWO_COPIES = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+from capi import Library
+from joltgym_marl import _core
+import mujoco
+lib = Library(sys.argv[1])
+pool = _core.WorldPool("half_cheetah", 4, num_threads=2)
+handle = lib.create("half_cheetah", 4, num_threads=2)
+pool.reset_all(seed=0)
+lib.reset(handle, seed=0)
+actions = np.zeros((4, 6), dtype=np.float32)
+for _ in range(5):  # each copy's shield sees the other's forwarder in turn
+    pool.step_all(actions)
+    lib.step(handle, actions.reshape(4, 1, 6))
+model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
+data = mujoco.MjData(model)
+for _ in range(10):
+    mujoco.mj_forward(model, data)
+    mujoco.mj_step(model, data)
+assert data.timer[mujoco.mjtTimer.mjTIMER_STEP].duration >= 0
+lib.close(handle)
+print("ok")
+"""
+
+
+def test_two_copies_of_the_core_and_mujoco_share_the_timer_without_a_loop(lib):
+    """The Python extension and libjoltgym_marl in one process each keep
+    MuJoCo's timer off their threads; before the fix each forwarded to the
+    other's forwarder and mujoco's own mj_forward spun forever."""
+    done = subprocess.run([sys.executable, "-c", TWO_COPIES, str(lib.path), str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]

@@ -13,15 +13,40 @@ namespace {
 // Initial-exec: a plain segment-relative load, not a __tls_get_addr call, as
 // the forwarder runs dozens of times per mj_step.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_quiet = false;
+// A process may hold two copies of this code (the Python extension and
+// libjoltgym_marl, loaded by ctypes), each with its own forwarder. t_probing
+// marks this copy's check of whether a callback leads back to it; t_depth
+// breaks any forwarding cycle instead of looping forever.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_probing = false;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_probe_hit = false;
+__attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
 
 std::atomic<mjfTime> g_forwarded{nullptr};
 std::atomic<bool> g_enabled{true};
 std::mutex g_install_mutex;
 
 mjtNum QuietTime() {
-  if (t_quiet) return 0;
+  if (t_probing) {
+    t_probe_hit = true;
+    return 0;
+  }
+  if (t_quiet || t_depth > 0) return 0;
   const mjfTime forwarded = g_forwarded.load(std::memory_order_acquire);
-  return forwarded != nullptr ? forwarded() : 0;
+  if (forwarded == nullptr) return 0;
+  ++t_depth;
+  const mjtNum now = forwarded();
+  --t_depth;
+  return now;
+}
+
+// Whether calling `timer` comes back to this copy's forwarder (it is another
+// copy's forwarder that forwards here): adopting it would make a cycle.
+bool LeadsBackHere(mjfTime timer) {
+  t_probe_hit = false;
+  t_probing = true;
+  (void)timer();
+  t_probing = false;
+  return t_probe_hit;
 }
 
 mjfTime LoadTimer() { return __atomic_load_n(&mjcb_time, __ATOMIC_ACQUIRE); }
@@ -39,6 +64,9 @@ void ShieldMujocoTimer() noexcept {
   if (!lock.owns_lock()) return;
   const mjfTime seen = LoadTimer();
   if (seen == nullptr || seen == &QuietTime) return;
+  // Another copy's forwarder that already forwards to this one: the chain is
+  // complete (ours is behind it), adopting it would close a loop.
+  if (LeadsBackHere(seen)) return;
   g_forwarded.store(seen, std::memory_order_release);
   mjfTime expected = seen;
   // Only if nobody changed it meanwhile; otherwise the next call retries.
