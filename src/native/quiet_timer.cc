@@ -2,8 +2,11 @@
 
 #include <mujoco/mujoco.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 
 namespace joltgym {
@@ -39,9 +42,22 @@ mjtNum QuietTime() {
   return now;
 }
 
-// Whether calling `timer` comes back to this copy's forwarder (it is another
-// copy's forwarder that forwards here): adopting it would make a cycle.
+// Whether `timer` is code of a copy of this library (the Python extension
+// `_core.*` or `libjoltgym_marl*`), found by the file it was loaded from.
+// Only those are ever called by the probe below: a user's callback is not.
+bool IsOurCopy(mjfTime timer) {
+  Dl_info info{};
+  void* address = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(timer));
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  const char* base = slash != nullptr ? slash + 1 : info.dli_fname;
+  return std::strncmp(base, "libjoltgym_marl", 15) == 0 || std::strncmp(base, "_core.", 6) == 0;
+}
+
+// Whether `timer` is another copy's forwarder that (directly or through
+// others) forwards to this copy's: adopting it would make a cycle.
 bool LeadsBackHere(mjfTime timer) {
+  if (!IsOurCopy(timer)) return false;
   t_probe_hit = false;
   t_probing = true;
   (void)timer();
