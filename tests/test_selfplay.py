@@ -114,13 +114,15 @@ def test_roles_from_agent_names():
     assert race.symmetric and race.agents == ["cheetah_0", "cheetah_1", "cheetah_2"] and not race.shaping
     with pytest.raises(ValueError, match="unknown game 'go_v0'"):
         common.describe_game("go_v0")
-    with pytest.raises(ValueError, match="played by 'ant' only"):
-        common.describe_game("sumo_v0", robot="humanoid")
+    humanoids = common.describe_game("sumo_v0", robot="humanoid")  # sumo takes a robot argument
+    assert humanoids.symmetric and humanoids.agents == ["humanoid_0", "humanoid_1"]
+    with pytest.raises(ValueError, match="cheetah_race_v0 is played by .* only"):
+        common.describe_game("cheetah_race_v0", robot="ant")  # the race has no robot argument
     spec = common.find_spec("sumo_v0")
     assert common.parse_game_args(spec, ["ring_radius=3.5", "frame_skip=4"]) == {"ring_radius": 3.5, "frame_skip": 4}
     with pytest.raises(ValueError, match="expected NAME=VALUE"):
         common.parse_game_args(spec, ["ring_size=3"])
-    with pytest.raises(ValueError, match="game argument ring_radius should be a float .e.g. 3.0., got 'wide'"):
+    with pytest.raises(ValueError, match="game argument ring_radius should be a (optional )?float .e.g. 3.0., got 'wide'"):
         common.parse_game_args(spec, ["ring_radius=wide"])
 
 
@@ -287,7 +289,8 @@ def test_evaluate_refuses_bad_players(tmp_path):
     for args, message in [(["walking"], "player 'walking' should be 'still', 'random', 'scripted' or a checkpoint"),
                           (["notes.txt"], "notes.txt is not a self-play checkpoint"),
                           (["still", "--game-arg", "ring_radius=-1"], "ring_radius"),
-                          (["scripted", "--game", "sumo_v0", "--robot", "humanoid"], "played by 'ant' only")]:
+                          (["scripted", "--game", "sumo_v0", "--robot", "humanoid"],
+                           "no scripted baseline for game 'sumo' with robot 'humanoid'")]:
         proc = subprocess.run([sys.executable, str(EXAMPLES / "evaluate.py"), *args], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr

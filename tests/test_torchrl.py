@@ -125,13 +125,17 @@ def test_pettingzoo_wrapper_on_every_game(game):
         check_env_specs(PettingZooWrapper(module.parallel_env(max_cycles=10), use_mask=False), seed=0)
     env = PettingZooWrapper(ResetInfoKeys(module.parallel_env(max_cycles=10)), use_mask=False)
     check_env_specs(env, seed=0)
-    prefix = joltgym_marl.TASKS[game].agent_prefix
-    assert list(env.group_map) == [prefix]
+    # TorchRL groups agents by the name before "_<k>": one group for a
+    # symmetric game, one per role for the role games.
+    names = module.parallel_env(max_cycles=10).possible_agents
+    groups = list(dict.fromkeys(a.rsplit("_", 1)[0] for a in names))
+    assert list(env.group_map) == groups
     td = env.rollout(25, break_when_any_done=False)
-    agents = len(env.group_map[prefix])
-    assert td["next", prefix, "reward"].shape == (25, agents, 1)
     assert td["next", "done"].sum() == 2  # at steps 10 and 20
-    assert torch.isfinite(td["next", prefix, "observation"]).all()
+    for group in groups:
+        agents = len(env.group_map[group])
+        assert td["next", group, "reward"].shape == (25, agents, 1)
+        assert torch.isfinite(td["next", group, "observation"]).all()
     env.close()
 
 
