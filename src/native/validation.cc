@@ -204,6 +204,12 @@ int PoolThreads(int num_envs, int requested) {
   return std::max(1, std::min(threads, num_envs));
 }
 
+std::string LostWorldMessage(const std::string& call, int index) {
+  return call + " called on world " + std::to_string(index) +
+         ", which was in flight when this process forked (its step was lost); expected "
+         "reset_all() or reset_one(" + std::to_string(index) + ") first";
+}
+
 std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) {
   const int in_flight = pool.in_flight();
   if (in_flight > 0) {
@@ -213,11 +219,7 @@ std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) 
   }
   const int i = pool.FirstNotSteppable();
   if (i < 0) return "";
-  if (pool.lost(i)) {
-    return call + " called on world " + std::to_string(i) +
-           ", which was in flight when this process forked (its step was lost); expected "
-           "reset_all() or reset_one(" + std::to_string(i) + ") first";
-  }
+  if (pool.lost(i)) return LostWorldMessage(call, i);
   if (pool.world(i).failed()) {
     return call + " called after a MuJoCo error in world " + std::to_string(i) +
            "; expected reset_all() or reset_one(" + std::to_string(i) + ") first";

@@ -98,4 +98,8 @@ int PoolThreads(int num_envs, int requested);
 // ("step_all()"), or "" if every world can be stepped.
 std::string NotSteppableMessage(const WorldPool& pool, const std::string& call);
 
+// The StateError message of `call` on world `index`, which was in flight when
+// the process forked (its step was lost).
+std::string LostWorldMessage(const std::string& call, int index);
+
 }  // namespace joltgym

@@ -173,18 +173,7 @@ class PyWorldPool {
     Open();
     const py::ssize_t num_envs = action_shape_[0], num_agents = action_shape_[1],
                       act_dim = action_shape_[2];
-    std::vector<py::ssize_t> shape{num_envs, num_agents, act_dim};
-    if (num_agents == 1) {
-      // Single-agent pools also take [num_envs, act_dim]; anything that has
-      // no ndim is left to CheckFloatArray to reject.
-      py::array as_array;
-      try {
-        as_array = py::array::ensure(actions);
-      } catch (py::error_already_set&) {
-      }
-      if (!as_array) PyErr_Clear();
-      if (as_array && as_array.ndim() == 2) shape = {num_envs, act_dim};
-    }
+    const std::vector<py::ssize_t> shape = ActionShape(actions, num_envs, num_agents, act_dim);
     // Type, shape and values are checked here; the values are checked again
     // as they are copied into the pool's own buffer, with the GIL held,
     // and the worlds step from that copy: another thread writing into the
@@ -323,9 +312,24 @@ class PyWorldPool {
                       "first");
   }
   static StateError LostError(const std::string& call, int i) {
-    return StateError(call + " called on world " + std::to_string(i) +
-                      ", which was in flight when this process forked (its step was lost); "
-                      "expected reset_all() or reset_one(" + std::to_string(i) + ") first");
+    return StateError(LostWorldMessage(call, i));
+  }
+
+  // The shape `actions` is checked against for `rows` worlds: [rows,
+  // num_agents, act_dim], or [rows, act_dim] for a single-agent pool given a
+  // 2-d array (anything without ndim is left to CheckFloatArray to reject).
+  static std::vector<py::ssize_t> ActionShape(py::handle actions, py::ssize_t rows,
+                                              py::ssize_t num_agents, py::ssize_t act_dim) {
+    if (num_agents == 1) {
+      py::array as_array;
+      try {
+        as_array = py::array::ensure(actions);
+      } catch (py::error_already_set&) {
+      }
+      if (!as_array) PyErr_Clear();
+      if (as_array && as_array.ndim() == 2) return {rows, act_dim};
+    }
+    return {rows, num_agents, act_dim};
   }
 
   // Locks the pool's mutex: at once if free (the GIL held), otherwise waiting
@@ -367,16 +371,7 @@ class PyWorldPool {
       throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
                             " distinct world ids, got " + std::to_string(count));
     }
-    std::vector<py::ssize_t> shape{count, num_agents, act_dim};
-    if (num_agents == 1) {
-      py::array as_array;
-      try {
-        as_array = py::array::ensure(actions);
-      } catch (py::error_already_set&) {
-      }
-      if (!as_array) PyErr_Clear();
-      if (as_array && as_array.ndim() == 2) shape = {count, act_dim};
-    }
+    const std::vector<py::ssize_t> shape = ActionShape(actions, count, num_agents, act_dim);
     auto checked = CheckFloatArray(actions, shape, "actions");
     // recv()'s int32 ids (and int64 ones) are read in place; other integer
     // arrays are converted.
