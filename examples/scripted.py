@@ -3,12 +3,13 @@
 A baseline is a robot's controller (how to walk in a direction, given its
 joint angles: written once per robot, shared by every game of that robot) fed
 by a game's adapter (where the robot's joints and its target are in that
-game's observation). ``scripted_policy(game, robot, role)`` pairs them; a new
+game's observation). ``scripted_policy(game, robot, agent)`` pairs them; a new
 game of an existing robot needs only an adapter in ``ADAPTERS``.
 
 * ``ant``: an open-loop trot (diagonal leg pairs alternate) steered toward a
   direction in the torso's frame, joint targets tracked by a PD law on the
-  torque actuators.
+  torque actuators. Sumo: walk at the opponent. Run-to-goal: walk at the goal
+  line, sidestepping an opponent in the way.
 * ``half_cheetah``: a sinusoidal bounding gait forward (the cheetah has no
   steering).
 
@@ -80,21 +81,49 @@ class CheetahGait:
 Controller = Callable[[int, np.ndarray], np.ndarray]  # (step count, observations [n, obs]) -> actions
 
 
-def _ant_sumo(role: str) -> Controller:
+def _yaw(quat: np.ndarray) -> np.ndarray:
+    """Heading [n] of unit quaternions [n, 4] (w, x, y, z): the rotation about z."""
+    w, x, y, z = quat.T
+    return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def _ant_sumo(agent: str) -> Controller:
     gait = AntGait()
     # sumo_v0 (Ants): [5:13] joint angles, [19:27] joint velocities, [27:29] the opponent's
     # horizontal position in the torso's frame: walk at it and push.
     return lambda t, obs: gait(t, obs[:, 5:13], obs[:, 19:27], obs[:, 27:29])
 
 
-def _cheetah_race(role: str) -> Controller:
+def _ant_run_to_goal(agent: str) -> Controller:
+    gait = AntGait(hip_amplitude=0.8)
+    # run_to_goal_v0 (Ants), world frame: [0:2] own x, y, [3:7] torso quaternion, [7:15] joint angles,
+    # [21:29] joint velocities, [-3:-1] the opponent's x, y. agent_0 runs toward +x, agent_1 toward -x,
+    # sidestepping an opponent standing ahead within 2 m (a lateral push ~ 2 / distance), the heading
+    # turned into the torso's frame.
+    sign = 1.0 if agent.endswith("_0") else -1.0
+
+    def act(t: int, obs: np.ndarray) -> np.ndarray:
+        rel = obs[:, 0:2].astype(np.float64) - obs[:, -3:-1]
+        dist = np.maximum(np.linalg.norm(rel, axis=1), 1e-3)
+        ahead = (sign * rel[:, 0] < 0.5) & (dist < 2.0)
+        heading = np.stack([np.full(len(obs), sign), np.where(ahead, 2.0 * rel[:, 1] / dist**2, 0.0)], 1)
+        yaw = _yaw(obs[:, 3:7].astype(np.float64))
+        c, s = np.cos(yaw), np.sin(yaw)
+        direction = np.stack([c * heading[:, 0] + s * heading[:, 1], -s * heading[:, 0] + c * heading[:, 1]], 1)
+        return gait(t, obs[:, 7:15], obs[:, 21:29], direction)
+
+    return act
+
+
+def _cheetah_race(agent: str) -> Controller:
     gait = CheetahGait()
     return lambda t, obs: gait(t, len(obs))
 
 
-# (game, robot) -> factory of the controller of one role
+# (game, robot) -> factory of the controller of one agent (by its name: agent_0, walker_0...)
 ADAPTERS: dict[tuple[str, str], Callable[[str], Controller]] = {
     ("sumo", "ant"): _ant_sumo,
+    ("run_to_goal", "ant"): _ant_run_to_goal,
     ("cheetah_race", "half_cheetah"): _cheetah_race,
 }
 
@@ -103,15 +132,15 @@ def has_scripted(game: str, robot: str) -> bool:
     return (game, robot) in ADAPTERS
 
 
-def scripted_policy(game: str, robot: str, role: str) -> Controller:
-    """The scripted controller of ``role`` in ``game`` played by ``robot``."""
+def scripted_policy(game: str, robot: str, agent: str) -> Controller:
+    """The scripted controller of the agent named ``agent`` in ``game`` played by ``robot``."""
     try:
         factory = ADAPTERS[(game, robot)]
     except KeyError:
         known = ", ".join(f"{g}/{r}" for g, r in ADAPTERS)
         raise ValueError(f"no scripted baseline for game {game!r} with robot {robot!r}; expected one of "
                          f"{known} (add an adapter to ADAPTERS in examples/scripted.py)") from None
-    return factory(role)
+    return factory(agent)
 
 
 if __name__ == "__main__":

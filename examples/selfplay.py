@@ -8,7 +8,9 @@ run through its module's ``vec_env``: a new game needs no change here. Each
 role of the game (an agent's name without its ``_<k>`` index) gets its own
 learner: a symmetric game (sumo's ``ant_0``/``ant_1``) has one, which plays
 every seat in turn; an asymmetric one (``walker``/``blocker``) has one per
-role, each facing snapshots of the other roles.
+role, each facing snapshots of the other roles. --per-seat makes every seat a
+role of its own: in run-to-goal, whose observations are in the world frame, a
+shared policy must tell from them which way its goal lies.
 
 The worlds are split into --groups groups; in each, one seat is the learner's
 (its role and seat cycle over the groups) and every other seat is played, for
@@ -91,6 +93,9 @@ def build_parser(description: str = __doc__) -> argparse.ArgumentParser:
     p.add_argument("--opponent-actions", choices=("mean", "sample"), default="mean",
                    help="frozen opponents play their mean action or sample from their policy")
     p.add_argument("--still-share", type=float, default=0.25, help="probability that a seat faces a still robot")
+    p.add_argument("--per-seat", action="store_true",
+                   help="one learner per seat (agent_0, agent_1) in a symmetric game, each facing the other's "
+                        "snapshots, instead of one learner playing every seat")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--init-log-std", type=float, default=-1.0, help="initial log std of the learner's actions")
     p.add_argument("--eval-every", type=int, default=50)
@@ -168,7 +173,8 @@ class Trainer:
         torch.set_num_threads(1)  # the physics uses the cores
         torch.distributions.Distribution.set_default_validate_args(False)  # shapes are ours: skip the checks
         self.rng = np.random.default_rng(args.seed)
-        self.game = game = describe_game(args.game, args.robot, args.game_kwargs, args.max_cycles)
+        self.game = game = describe_game(args.game, args.robot, args.game_kwargs, args.max_cycles,
+                                         per_seat=args.per_seat)
         self.out = args.out
         (self.out / "checkpoints").mkdir(parents=True, exist_ok=True)
         self.config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
@@ -203,8 +209,8 @@ class Trainer:
         self.curve: list[dict] = []
         self.scripted = True
         try:
-            for role in roles:
-                ScriptedPlayer(game, role)
+            for seat in range(len(game.agents)):
+                ScriptedPlayer(game, seat)
         except ValueError:
             self.scripted = False
 
@@ -249,7 +255,7 @@ class Trainer:
             return StillPlayer(game.act_dims[seat])
         if kind == "random":
             return RandomPlayer(game.act_low[seat], game.act_high[seat])
-        return ScriptedPlayer(game, game.roles[seat])
+        return ScriptedPlayer(game, seat)
 
     def bouts(self, seat: int, player: Player, others, episodes: int, seed: int) -> np.ndarray:
         """``player`` at ``seat``, every other seat played by ``others(seat)``; its (win, draw, loss)."""

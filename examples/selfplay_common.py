@@ -151,7 +151,11 @@ class Game:
 
 
 def describe_game(game: str, robot: str | None = None, overrides: dict[str, Any] | None = None,
-                  max_cycles: int | None = None) -> Game:
+                  max_cycles: int | None = None, per_seat: bool = False) -> Game:
+    """The registered ``game`` (with ``robot`` and keyword ``overrides``). With
+    ``per_seat`` every agent is a role of its own (``agent_0``, ``agent_1``): a
+    symmetric game then has one learner per seat, as gym-compete keeps one set of
+    parameters per agent."""
     spec = find_spec(game)
     kwargs = dict(overrides or {})
     defaults = spec.defaults()
@@ -168,7 +172,8 @@ def describe_game(game: str, robot: str | None = None, overrides: dict[str, Any]
         act_spaces = [env.action_space(a) for a in agents]
     finally:
         env.close()
-    return Game(spec, kwargs, robot_of(spec, kwargs), agents, [role_of(a) for a in agents], obs_dims,
+    roles = list(agents) if per_seat else [role_of(a) for a in agents]
+    return Game(spec, kwargs, robot_of(spec, kwargs), agents, roles, obs_dims,
                 [int(np.prod(s.shape)) for s in act_spaces], [s.low.astype(np.float32) for s in act_spaces],
                 [s.high.astype(np.float32) for s in act_spaces],
                 spec.max_episode_steps if max_cycles is None else max_cycles)
@@ -297,16 +302,16 @@ class RandomPlayer(Player):
 
 
 class ScriptedPlayer(Player):
-    """The game's scripted baseline for a role (examples/scripted.py); its gait
-    clock advances one step per call."""
+    """The game's scripted baseline for the agent at a seat (examples/scripted.py);
+    its gait clock advances one step per call."""
 
     name = "scripted"
 
-    def __init__(self, game: Game, role: str):
+    def __init__(self, game: Game, seat: int):
         from scripted import scripted_policy
 
-        self.controller = scripted_policy(game.spec.name, game.robot, role)
-        self.role, self.t = role, 0
+        self.controller = scripted_policy(game.spec.name, game.robot, game.agents[seat])
+        self.role, self.t = game.roles[seat], 0
 
     def act(self, obs, rng, deterministic=True):
         actions = self.controller(self.t, obs)
@@ -349,13 +354,13 @@ def make_player(spec: str, game: Game, seat: int) -> Player:
     if spec == "random":
         return RandomPlayer(game.act_low[seat], game.act_high[seat])
     if spec == "scripted":
-        return ScriptedPlayer(game, role)
+        return ScriptedPlayer(game, seat)
     if not Path(spec).is_file():
         raise ValueError(f"player {spec!r} should be 'still', 'random', 'scripted' or a checkpoint file")
     player, data = load_checkpoint_player(spec)
     if find_spec(data["game"]).env_id != game.name:
         raise ValueError(f"checkpoint {spec} plays {data['game']}, not {game.name}")
-    if player.role is not None and player.role != role:
+    if player.role is not None and player.role not in (role, game.agents[seat]):
         raise ValueError(f"checkpoint {spec} plays the role {player.role!r}; agent {game.agents[seat]} "
                          f"has the role {role!r}")
     if player.policy.obs_dim != game.obs_dims[seat] or player.policy.act_dim != game.act_dims[seat]:

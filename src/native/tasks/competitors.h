@@ -74,6 +74,23 @@ struct Shaping {
   double forward = 0.0, ctrl = 0.0, contact = 0.0, survive = 0.0;
 };
 
+// The game's `ctrl_cost_weight` keyword argument (an OptionalFloatParam: None keeps
+// the robot's reference weight), checked and applied to `rules`.
+inline void ApplyCtrlCostWeight(const Params& p, CompetitorRules* rules) {
+  const double weight = p.Float("ctrl_cost_weight");
+  if (std::isnan(weight)) return;
+  if (!(weight >= 0.0))
+    throw BadValue("ctrl_cost_weight should be >= 0 or None, got " + std::to_string(weight));
+  rules->ctrl_weight = weight;
+}
+
+// The keyword argument read by ApplyCtrlCostWeight.
+inline ParamSpec CtrlCostWeightParam() {
+  return OptionalFloatParam("ctrl_cost_weight", NAN,
+                            "weight of the control cost (shaping); None: the robot's (Ant 0.5, "
+                            "Humanoid 0.1)");
+}
+
 // Two (or more) robots of one kind in a composed world: sizes, index maps,
 // observation and shaping.
 class Competitors {

@@ -43,7 +43,7 @@ Outcome            goal (ball x > ``goal_x`` (4 m) with |y| <= ``goal_half_width
                    the ball during the episode and +500 if its torso is above 0.8 m
 Reward             ``reward_outcome`` plus ``shaping_weight`` (1) x the reference's
                    dense terms: kicker ``reward_forward`` = 0.25 x centre-of-mass
-                   velocity along +x; both ``reward_ctrl`` = -0.1 x sum(action**2),
+                   velocity along +x; both ``reward_ctrl`` = -``ctrl_cost_weight`` (0.1) x sum(action**2),
                    ``reward_contact`` = -min(0.5e-6 x sum(cfrc_ext**2), 10),
                    ``reward_survive`` = +5 while the torso is at z >= 1, else -5;
                    ``reward_ball``: kicker -(its distance to the ball) - |goal_x -
@@ -84,6 +84,7 @@ class KickAndDefend final : public Task {
       throw BadValue("ball_spread should be >= 0, got " + std::to_string(ball_spread_));
     win_reward_ = p.Float("win_reward");
     shaping_weight_ = p.Float("shaping_weight");
+    ApplyCtrlCostWeight(p, &rules);
     const double noise = p.Float("reset_noise_scale");
     if (!(noise >= 0.0))
       throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
@@ -277,6 +278,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("win_reward", 1000.0,
                  "reward for a win (a loss gets minus this; keeper bonuses are halves of it)"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
+      CtrlCostWeightParam(),
       FloatParam("reset_noise_scale", 0.01, "scale of the reset noise (Humanoid-v5's)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       StringParam("xml_file", "humanoid.xml", "robot MJCF"),

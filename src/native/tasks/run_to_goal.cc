@@ -40,7 +40,7 @@ Reward             ``reward_outcome``: +``win_reward`` (1000) win, -win_reward l
                    -``draw_penalty`` (0) draw; plus ``shaping_weight`` (1) x the
                    reference's dense terms: ``reward_forward`` (Ant 1, Humanoid 0.25)
                    x centre-of-mass velocity toward the goal, ``reward_ctrl`` =
-                   -(Ant 0.5, Humanoid 0.1) x sum(action**2), ``reward_contact`` =
+                   -``ctrl_cost_weight`` (Ant 0.5, Humanoid 0.1) x sum(action**2), ``reward_contact`` =
                    -(Ant 0.5e-3 x sum(clip(cfrc_ext, -1, 1)**2), Humanoid
                    min(0.5e-6 x sum(cfrc_ext**2), 10)), ``reward_survive`` = +-alive
                    bonus (Ant 1, Humanoid 5) while standing (torso z >= 0.28 / 1.0) or not
@@ -71,6 +71,7 @@ class RunToGoal final : public Task {
     win_reward_ = p.Float("win_reward");
     draw_penalty_ = p.Float("draw_penalty");
     shaping_weight_ = p.Float("shaping_weight");
+    ApplyCtrlCostWeight(p, &rules);
     const double noise = p.Float("reset_noise_scale");
     if (!std::isnan(noise)) {
       if (!(noise >= 0.0))
@@ -217,6 +218,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("win_reward", 1000.0, "reward for a win (a loss gets minus this)"),
       FloatParam("draw_penalty", 0.0, "penalty for each agent on a draw"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
+      CtrlCostWeightParam(),
       OptionalFloatParam("reset_noise_scale", NAN,
                          "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),

@@ -37,7 +37,7 @@ Outcome            the walker's centre of mass crosses x = ``goal_x`` (4 m): the
                    loses (-1000), the blocker's outcome is "draw" (reward 0)
 Reward             ``reward_outcome`` plus ``shaping_weight`` (1) x the reference's
                    dense terms: walker ``reward_forward`` = 0.25 x centre-of-mass
-                   velocity toward the line; both ``reward_ctrl`` = -0.1 x
+                   velocity toward the line; both ``reward_ctrl`` = -``ctrl_cost_weight`` (0.1) x
                    sum(action**2), ``reward_contact`` = -min(0.5e-6 x sum(cfrc_ext**2),
                    10), ``reward_survive`` = +5 while the torso is at z >= 1, else -5;
                    ``reward_goal_distance``: walker -|x - goal_x| of its torso, blocker
@@ -69,6 +69,7 @@ class YouShallNotPass final : public Task {
     fall_height_ = p.Float("fall_height");
     win_reward_ = p.Float("win_reward");
     shaping_weight_ = p.Float("shaping_weight");
+    ApplyCtrlCostWeight(p, &rules);
     const double noise = p.Float("reset_noise_scale");
     if (!(noise >= 0.0))
       throw BadValue("reset_noise_scale should be >= 0, got " + std::to_string(noise));
@@ -211,6 +212,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("fall_height", 0.3, "torso height below which a humanoid has fallen"),
       FloatParam("win_reward", 1000.0, "reward for a win (a loss gets minus this)"),
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
+      CtrlCostWeightParam(),
       FloatParam("reset_noise_scale", 0.01, "scale of the reset noise (Humanoid-v5's)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
       StringParam("xml_file", "humanoid.xml", "robot MJCF"),
