@@ -12,6 +12,8 @@ game of an existing robot needs only an adapter in ``ADAPTERS``.
   line, sidestepping an opponent in the way.
 * ``half_cheetah``: a sinusoidal bounding gait forward (the cheetah has no
   steering).
+* ``humanoid``: a PD stance holding the standing pose, every game and role
+  (walking a humanoid by script is beyond a weak baseline).
 
 Not a script: selfplay.py and evaluate.py import it.
 """
@@ -76,6 +78,29 @@ class CheetahGait:
         return np.tile(row.astype(np.float32), (n, 1))
 
 
+# Humanoid (humanoid.xml): qpos order abdomen_z, abdomen_y, abdomen_x, then the hips, knees, shoulders
+# and elbows; actuator order abdomen_y, abdomen_z, abdomen_x, then the same.
+_HUMANOID_ACTUATOR_OF_JOINT = np.array([1, 0, 2, *range(3, 17)])
+
+
+@dataclass
+class HumanoidStance:
+    """Holds the standing pose: a PD law toward zero joint angles (no balance
+    feedback). A Humanoid-v5 body falls in about 45 steps with zero torques and
+    stands about twice as long with this."""
+
+    kp: float = 0.3
+    kd: float = 0.03
+
+    def __call__(self, joint_q: np.ndarray, joint_qd: np.ndarray) -> np.ndarray:
+        """Actions [n, 17] (actuator order, in [-0.4, 0.4]) for joint angles and
+        velocities [n, 17] (qpos order)."""
+        torque = -self.kp * joint_q - self.kd * joint_qd
+        actions = np.empty_like(torque)
+        actions[:, _HUMANOID_ACTUATOR_OF_JOINT] = torque
+        return np.clip(actions, -0.4, 0.4).astype(np.float32)
+
+
 # -- game adapters ---------------------------------------------------------------------------------
 
 Controller = Callable[[int, np.ndarray], np.ndarray]  # (step count, observations [n, obs]) -> actions
@@ -115,6 +140,13 @@ def _ant_run_to_goal(agent: str) -> Controller:
     return act
 
 
+def _humanoid_stance(agent: str) -> Controller:
+    stance = HumanoidStance()
+    # Every humanoid game's observation starts with own qpos (24: root 7, joints 7:24) and qvel
+    # (23: root 6, joints 30:47).
+    return lambda t, obs: stance(obs[:, 7:24], obs[:, 30:47])
+
+
 def _cheetah_race(agent: str) -> Controller:
     gait = CheetahGait()
     return lambda t, obs: gait(t, len(obs))
@@ -125,6 +157,10 @@ ADAPTERS: dict[tuple[str, str], Callable[[str], Controller]] = {
     ("sumo", "ant"): _ant_sumo,
     ("run_to_goal", "ant"): _ant_run_to_goal,
     ("cheetah_race", "half_cheetah"): _cheetah_race,
+    ("run_to_goal", "humanoid"): _humanoid_stance,
+    ("sumo", "humanoid"): _humanoid_stance,
+    ("you_shall_not_pass", "humanoid"): _humanoid_stance,
+    ("kick_and_defend", "humanoid"): _humanoid_stance,
 }
 
 

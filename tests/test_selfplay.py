@@ -288,9 +288,7 @@ def test_evaluate_refuses_bad_players(tmp_path):
     (tmp_path / "notes.txt").write_text("not a checkpoint")
     for args, message in [(["walking"], "player 'walking' should be 'still', 'random', 'scripted' or a checkpoint"),
                           (["notes.txt"], "notes.txt is not a self-play checkpoint"),
-                          (["still", "--game-arg", "ring_radius=-1"], "ring_radius"),
-                          (["scripted", "--game", "sumo_v0", "--robot", "humanoid"],
-                           "no scripted baseline for game 'sumo' with robot 'humanoid'")]:
+                          (["still", "--game-arg", "ring_radius=-1"], "ring_radius")]:
         proc = subprocess.run([sys.executable, str(EXAMPLES / "evaluate.py"), *args], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
@@ -307,3 +305,53 @@ def test_checkpoints_of_the_one_file_trainer_still_load(tmp_path):
     player = common.load_player(str(path))
     assert player.policy.obs_dim == 45 and player.policy.act_dim == 8 and player.role is None
     assert player.act(np.zeros((3, 45), np.float32), np.random.default_rng(0)).shape == (3, 8)
+
+
+def test_every_registered_game_and_robot_has_a_scripted_baseline():
+    import scripted
+
+    for spec in GAMES:
+        robots = ["ant", "humanoid"] if "robot" in spec.defaults() and spec.name != "cheetah_race" else [None]
+        for robot in robots:
+            game = common.describe_game(spec.name, robot)
+            for seat in range(len(game.agents)):
+                player = common.make_player("scripted", game, seat)
+                obs = np.zeros((3, game.obs_dims[seat]), np.float32)
+                obs[:, 3] = 1.0  # an upright unit quaternion where the root's orientation is
+                actions = player.act(obs, np.random.default_rng(0))
+                assert actions.shape == (3, game.act_dims[seat]) and actions.dtype == np.float32
+                assert np.all(actions >= game.act_low[seat]) and np.all(actions <= game.act_high[seat])
+    with pytest.raises(ValueError, match="no scripted baseline for game 'sumo' with robot 'cheetah'"):
+        scripted.scripted_policy("sumo", "cheetah", "ant_0")
+
+
+@pytest.mark.parametrize("first, second", [("scripted", "still"), ("still", "scripted")])
+def test_the_scripted_ant_reaches_the_goal_past_a_still_ant_from_either_seat(tmp_path, first, second):
+    table = run("evaluate.py", first, second, "--game", "run_to_goal_v0", "--robot", "ant", "--episodes", "8",
+                "--worlds", "8", "--threads", "1", cwd=tmp_path)
+    rows = [line for line in table.splitlines() if line.startswith("| scripted")]
+    win, draw, loss = (int(x) for x in rows[0].split("|")[2:5])
+    assert win >= 5 and loss == 0, table  # it sidesteps the still Ant in its way (87 of 100 at seed 12345)
+
+
+def test_the_humanoid_stance_outlasts_a_still_humanoid(tmp_path):
+    # A still walker falls first while the scripted blocker still stands: the blocker wins.
+    table = run("evaluate.py", "still", "scripted", "--game", "you_shall_not_pass_v0", "--episodes", "4",
+                "--worlds", "4", "--threads", "1", cwd=tmp_path)
+    rows = [line for line in table.splitlines() if line.startswith("| scripted")]
+    assert [int(x) for x in rows[0].split("|")[2:5]] == [4, 0, 0], table
+
+
+def test_per_seat_learners_write_a_checkpoint_per_seat(tmp_path):
+    out = run("selfplay.py", "--game", "run_to_goal_v0", "--robot", "ant", "--per-seat", "--quick",
+              "--total-steps", "2048", "--worlds", "8", "--eval-every", "1", "--eval-episodes", "2",
+              "--elo-bouts", "2", "--max-cycles", "50", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert "[agent_0] vs still" in out and "[agent_1] vs still" in out
+    checkpoints = {p.name for p in (tmp_path / "run" / "checkpoints").iterdir()}
+    assert {"agent_0_latest.pt", "agent_1_latest.pt"} <= checkpoints
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["roles"] == ["agent_0", "agent_1"]
+    # A seat's checkpoint plays its own seat and no other.
+    table = run("evaluate.py", str(tmp_path / "run" / "checkpoints" / "agent_0_latest.pt"), "still",
+                "--episodes", "2", "--worlds", "2", "--threads", "1", cwd=tmp_path)
+    assert "run_to_goal_v0 bouts (ant)" in table

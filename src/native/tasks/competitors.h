@@ -69,9 +69,34 @@ inline CompetitorRules RulesFor(const std::string& robot, const std::string& gam
   throw BadValue(game + ": robot should be 'ant' or 'humanoid', got '" + robot + "'");
 }
 
+// The info columns of the weighted shaping terms.
+struct ShapingColumns {
+  int forward = -1, ctrl = -1, contact = -1, survive = -1;
+
+  // Adds "reward_forward", "reward_ctrl", "reward_contact", "reward_survive".
+  static ShapingColumns Add(InfoLayout& info) {
+    ShapingColumns c;
+    c.forward = info.Add("reward_forward");
+    c.ctrl = info.Add("reward_ctrl");
+    c.contact = info.Add("reward_contact");
+    c.survive = info.Add("reward_survive");
+    return c;
+  }
+};
+
 // The shaping terms of one agent's step (unweighted; costs as positive numbers).
 struct Shaping {
   double forward = 0.0, ctrl = 0.0, contact = 0.0, survive = 0.0;
+
+  // Writes the terms scaled by `weight` (costs negative) to their info
+  // columns; returns `base` plus them, added in that order.
+  double Apply(double base, double weight, const ShapingColumns& c, double* info) const {
+    info[c.forward] = weight * forward;
+    info[c.ctrl] = -weight * ctrl;
+    info[c.contact] = -weight * contact;
+    info[c.survive] = weight * survive;
+    return base + info[c.forward] + info[c.ctrl] + info[c.contact] + info[c.survive];
+  }
 };
 
 // The game's `ctrl_cost_weight` keyword argument (an OptionalFloatParam: None keeps
@@ -129,6 +154,20 @@ class Competitors {
   bool Fallen(const mjData* d, int k, double floor = 0.0) const {
     const double z = Root(d, k)[2] - floor;
     return z < rules_.fall_height || !std::isfinite(z);
+  }
+
+  // mj_resetData, then every agent's reset noise (no mj_forward: a game may
+  // place more before it).
+  void ResetWithNoise(const mjModel* m, mjData* d, Rng& rng) const {
+    mj_resetData(m, d);
+    for (int k = 0; k < static_cast<int>(agents_.size()); ++k) AddResetNoise(m, d, k, rng);
+  }
+
+  // Sets every agent's controls from `actions` (nu() per agent) and steps
+  // `frame_skip` times; false if the simulation became unstable.
+  bool Act(const mjModel* m, mjData* d, const float* actions, int frame_skip) const {
+    SetAgentControls(d, agents_, nu_, actions);
+    return Simulate(m, d, frame_skip);
   }
 
   // The robot's reset noise on agent k's coordinates (after mj_resetData).

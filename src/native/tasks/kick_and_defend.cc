@@ -124,10 +124,7 @@ class KickAndDefend final : public Task {
     touched_ = info.Add("keeper_touched_ball");
     foul_ = info.Add("foul");
     reward_outcome_ = info.Add("reward_outcome");
-    reward_forward_ = info.Add("reward_forward");
-    reward_ctrl_ = info.Add("reward_ctrl");
-    reward_contact_ = info.Add("reward_contact");
-    reward_survive_ = info.Add("reward_survive");
+    shaping_columns_ = ShapingColumns::Add(info);
     reward_ball_ = info.Add("reward_ball");
     RenderCamera camera;  // the pitch from the side, the goal on the right
     camera.target = CameraTarget::kFixed;
@@ -142,8 +139,7 @@ class KickAndDefend final : public Task {
 
   void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
     const mjModel* m = model();
-    mj_resetData(m, d);
-    for (int k = 0; k < 2; ++k) bots_.AddResetNoise(m, d, k, rng);
+    bots_.ResetWithNoise(m, d, rng);
     const double low[2] = {-3.5, 1.6}, high[2] = {-0.5, 3.5};
     for (int k = 0; k < 2; ++k) {
       mjtNum* q = d->qpos + bots_.agents()[k].qpos_base;
@@ -168,8 +164,7 @@ class KickAndDefend final : public Task {
   bool Step(mjData* d, double* scratch, const float* actions,
             const StepOutput& out) const override {
     const double before = bots_.Com(d, kKicker)[0];
-    SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
-    const bool stable = Simulate(model(), d, frame_skip_);
+    const bool stable = bots_.Act(model(), d, actions, frame_skip_);
     scratch[kSteps] += 1.0;
     if (KeeperTouchesBall(d)) scratch[kTouched] = 1.0;
     Observe(d, scratch, out.obs);
@@ -210,22 +205,16 @@ class KickAndDefend final : public Task {
     for (int k = 0; k < 2; ++k) {
       const double progress = k == kKicker ? bots_.Com(d, kKicker)[0] - before : 0.0;
       const Shaping s = bots_.Shape(d, k, actions + k * bots_.nu(), progress, dt());
-      const double forward = weight * s.forward, ctrl = -weight * s.ctrl,
-                   contact = -weight * s.contact, survive = weight * s.survive,
-                   ball_term = weight * (k == kKicker ? -to_ball - ball_gap : ball_gap);
-      out.reward[k] =
-          static_cast<float>(result[k] + forward + ctrl + contact + survive + ball_term);
-      out.terminated[k] = over;
+      const double ball_term = weight * (k == kKicker ? -to_ball - ball_gap : ball_gap);
       double* info = out.info + k * width;
+      out.reward[k] =
+          static_cast<float>(s.Apply(result[k], weight, shaping_columns_, info) + ball_term);
+      out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[ball_to_goal_] = goal_x_ - ball[0];
       info[touched_] = touched ? 1.0 : 0.0;
       info[foul_] = foul && !goal ? 1.0 : 0.0;
       info[reward_outcome_] = result[k];
-      info[reward_forward_] = forward;
-      info[reward_ctrl_] = ctrl;
-      info[reward_contact_] = contact;
-      info[reward_survive_] = survive;
       info[reward_ball_] = ball_term;
     }
     return stable;
@@ -264,8 +253,8 @@ class KickAndDefend final : public Task {
   int frame_skip_ = 5;
   int ball_body_ = -1, ball_geom_ = -1, ball_qpos_ = 0, ball_qvel_ = 0;
   double goal_x_, goal_half_width_, keeper_area_, ball_spread_, win_reward_, shaping_weight_;
-  int outcome_, ball_to_goal_, touched_, foul_, reward_outcome_, reward_forward_, reward_ctrl_,
-      reward_contact_, reward_survive_, reward_ball_;  // info offsets
+  int outcome_, ball_to_goal_, touched_, foul_, reward_outcome_, reward_ball_;  // info offsets
+  ShapingColumns shaping_columns_;
 };
 
 std::vector<ParamSpec> Spec() {

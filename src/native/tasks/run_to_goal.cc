@@ -111,10 +111,7 @@ class RunToGoal final : public Task {
     outcome_ = info.AddLabel("outcome", OutcomeLabels(), /*at_reset=*/true);
     distance_to_goal_ = info.AddAtReset("distance_to_goal");
     reward_outcome_ = info.Add("reward_outcome");
-    reward_forward_ = info.Add("reward_forward");
-    reward_ctrl_ = info.Add("reward_ctrl");
-    reward_contact_ = info.Add("reward_contact");
-    reward_survive_ = info.Add("reward_survive");
+    shaping_columns_ = ShapingColumns::Add(info);
     RenderCamera camera;  // the whole field from the side
     camera.target = CameraTarget::kFixed;
     camera.distance = 2.2 * goal_x_;
@@ -127,8 +124,7 @@ class RunToGoal final : public Task {
 
   void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
     const mjModel* m = model();
-    mj_resetData(m, d);
-    for (int k = 0; k < 2; ++k) bots_.AddResetNoise(m, d, k, rng);
+    bots_.ResetWithNoise(m, d, rng);
     mj_forward(m, d);
     scratch[kSteps] = 0.0;
     Observe(d, scratch, obs);
@@ -143,8 +139,7 @@ class RunToGoal final : public Task {
             const StepOutput& out) const override {
     double before[2];
     for (int k = 0; k < 2; ++k) before[k] = ToGoal(d, k);
-    SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
-    const bool stable = Simulate(model(), d, frame_skip_);
+    const bool stable = bots_.Act(model(), d, actions, frame_skip_);
     scratch[kSteps] += 1.0;
     Observe(d, scratch, out.obs);
 
@@ -175,18 +170,12 @@ class RunToGoal final : public Task {
       if (outcome[k] == Outcome::kWin) result = win_reward_;
       if (outcome[k] == Outcome::kLoss) result = -win_reward_;
       if (outcome[k] == Outcome::kDraw) result = -draw_penalty_;
-      const double forward = weight * s.forward, ctrl = -weight * s.ctrl,
-                   contact = -weight * s.contact, survive = weight * s.survive;
-      out.reward[k] = static_cast<float>(result + forward + ctrl + contact + survive);
-      out.terminated[k] = over;
       double* info = out.info + k * width;
+      out.reward[k] = static_cast<float>(s.Apply(result, weight, shaping_columns_, info));
+      out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[distance_to_goal_] = ToGoal(d, k);
       info[reward_outcome_] = result;
-      info[reward_forward_] = forward;
-      info[reward_ctrl_] = ctrl;
-      info[reward_contact_] = contact;
-      info[reward_survive_] = survive;
     }
     return stable;
   }
@@ -206,8 +195,8 @@ class RunToGoal final : public Task {
   Competitors bots_;
   int frame_skip_ = 5;
   double spawn_x_, goal_x_, win_reward_, draw_penalty_, shaping_weight_;
-  int outcome_, distance_to_goal_, reward_outcome_, reward_forward_, reward_ctrl_, reward_contact_,
-      reward_survive_;  // info offsets
+  int outcome_, distance_to_goal_, reward_outcome_;  // info offsets
+  ShapingColumns shaping_columns_;
 };
 
 std::vector<ParamSpec> Spec() {

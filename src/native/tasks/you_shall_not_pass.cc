@@ -102,10 +102,7 @@ class YouShallNotPass final : public Task {
     outcome_ = info.AddLabel("outcome", OutcomeLabels(), /*at_reset=*/true);
     to_line_ = info.AddAtReset("walker_distance_to_line");
     reward_outcome_ = info.Add("reward_outcome");
-    reward_forward_ = info.Add("reward_forward");
-    reward_ctrl_ = info.Add("reward_ctrl");
-    reward_contact_ = info.Add("reward_contact");
-    reward_survive_ = info.Add("reward_survive");
+    shaping_columns_ = ShapingColumns::Add(info);
     reward_goal_distance_ = info.Add("reward_goal_distance");
     RenderCamera camera;  // the field from the side
     camera.target = CameraTarget::kFixed;
@@ -120,8 +117,7 @@ class YouShallNotPass final : public Task {
 
   void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
     const mjModel* m = model();
-    mj_resetData(m, d);
-    for (int k = 0; k < 2; ++k) bots_.AddResetNoise(m, d, k, rng);
+    bots_.ResetWithNoise(m, d, rng);
     mj_forward(m, d);
     scratch[kSteps] = 0.0;
     Observe(d, scratch, obs);
@@ -135,8 +131,7 @@ class YouShallNotPass final : public Task {
   bool Step(mjData* d, double* scratch, const float* actions,
             const StepOutput& out) const override {
     const double before = ToLine(d);
-    SetAgentControls(d, bots_.agents(), bots_.nu(), actions);
-    const bool stable = Simulate(model(), d, frame_skip_);
+    const bool stable = bots_.Act(model(), d, actions, frame_skip_);
     scratch[kSteps] += 1.0;
     Observe(d, scratch, out.obs);
 
@@ -166,19 +161,14 @@ class YouShallNotPass final : public Task {
       const double progress = k == kWalker ? before - ToLine(d) : 0.0;
       const Shaping s = bots_.Shape(d, k, actions + k * bots_.nu(), progress, dt());
       const double gap = std::fabs(walker_x - goal_x_);
-      const double forward = weight * s.forward, ctrl = -weight * s.ctrl,
-                   contact = -weight * s.contact, survive = weight * s.survive,
-                   goal = weight * (k == kWalker ? -gap : gap);
-      out.reward[k] = static_cast<float>(result[k] + forward + ctrl + contact + survive + goal);
-      out.terminated[k] = over;
+      const double goal = weight * (k == kWalker ? -gap : gap);
       double* info = out.info + k * width;
+      out.reward[k] =
+          static_cast<float>(s.Apply(result[k], weight, shaping_columns_, info) + goal);
+      out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[to_line_] = ToLine(d);
       info[reward_outcome_] = result[k];
-      info[reward_forward_] = forward;
-      info[reward_ctrl_] = ctrl;
-      info[reward_contact_] = contact;
-      info[reward_survive_] = survive;
       info[reward_goal_distance_] = goal;
     }
     return stable;
@@ -200,9 +190,8 @@ class YouShallNotPass final : public Task {
   Competitors bots_;
   int frame_skip_ = 5;
   double spawn_x_, goal_x_, fall_height_, win_reward_, shaping_weight_;
-  int outcome_, to_line_, reward_outcome_, reward_forward_, reward_ctrl_, reward_contact_,
-      reward_survive_,
-      reward_goal_distance_;  // info offsets
+  int outcome_, to_line_, reward_outcome_, reward_goal_distance_;  // info offsets
+  ShapingColumns shaping_columns_;
 };
 
 std::vector<ParamSpec> Spec() {
