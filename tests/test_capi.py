@@ -1009,12 +1009,12 @@ def parse_episodes(stdout: str) -> list[tuple[int, int, int]]:
     return episodes
 
 
-def compile_c_example(lib: Library, where: Path) -> Path:
+def compile_c_example(lib: Library, where: Path, name: str = "rollout") -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     assert compiler, "a C compiler (cc) is needed to build examples/c"
-    exe = where / "rollout"
+    exe = where / name
     command = [compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
-               str(ROOT / "examples" / "c" / "rollout.c"), f"-I{ROOT / 'include'}", f"-L{lib.path.parent}",
+               str(ROOT / "examples" / "c" / f"{name}.c"), f"-I{ROOT / 'include'}", f"-L{lib.path.parent}",
                "-ljoltgym_marl", f"-Wl,-rpath,{lib.path.parent}", "-o", str(exe)]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
@@ -1036,6 +1036,23 @@ def test_c_example_returns_are_pythons(lib, tmp_path):
     ran = subprocess.run([str(exe), "hopper", "4", "300", "3", "1"], capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert parse_episodes(ran.stdout) == linear_policy_returns("hopper", 4, 300, 3)
+
+
+def test_c_async_example_returns_are_pythons(lib, tmp_path):
+    """examples/c/async_rollout.c: the same episodes and returns as the
+    synchronous loop (in the order worlds finish)."""
+    exe = compile_c_example(lib, tmp_path, "async_rollout")
+    assert "usage: async_rollout" in subprocess.run([str(exe), "--help"], capture_output=True, text=True).stdout
+    for args in (["half_cheetah", "8", "1010", "11", "2", "4"], ["hopper", "4", "300", "3", "1", "2"],
+                 ["hopper", "4", "300", "3", "2", "1"]):
+        ran = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert f"batch {args[-1]}" in ran.stdout and "env-steps/s:" in ran.stdout
+        episodes = parse_episodes(ran.stdout)
+        assert episodes, ran.stdout
+        assert sorted(episodes) == sorted(linear_policy_returns(args[0], int(args[1]), int(args[2]), int(args[3])))
+    ran = subprocess.run([str(exe), "hopper", "4", "10", "0", "1", "3"], capture_output=True, text=True)
+    assert ran.returncode == 2 and "batch_size should divide num_envs = 4, got 3" in ran.stderr
 
 
 def java_tools() -> tuple[str, str]:
@@ -1080,8 +1097,8 @@ def test_java_example_returns_are_pythons(lib, tmp_path):
 @pytest.mark.slow
 def test_error_paths_under_asan_and_ubsan(tmp_path):
     """The C error-path program against the library built with ASan + UBSan
-    (leak checking on), then this file's bad-input tests through ctypes
-    against that library."""
+    (leak checking on), then this file's bad-input tests (the asynchronous
+    calls' too) through ctypes against that library."""
     from sanitizers import build, compiler_runtime, preload_for_python, sanitizer_reports
 
     folder = build("joltgym_marl")
@@ -1105,7 +1122,12 @@ def test_error_paths_under_asan_and_ubsan(tmp_path):
     selected = ["test_bad_keyword_arguments_say_what_python_says", "test_bad_pool_settings_say_what_python_says",
                 "test_bad_steps_say_what_python_says", "test_null_unknown_and_stale_handles", "test_null_pointers",
                 "test_two_threads_in_one_pool_get_busy_never_a_crash", "test_close_while_another_thread_steps",
-                "test_caller_buffers_receive_the_results", "test_rollouts_are_bit_identical_to_world_pool"]
+                "test_caller_buffers_receive_the_results", "test_rollouts_are_bit_identical_to_world_pool",
+                # asynchronous stepping
+                "test_bad_async_calls_say_what_python_says", "test_bad_batch_sizes_say_what_python_says",
+                "test_batch_buffers_stay_put_and_can_be_the_callers", "test_close_with_work_in_flight",
+                "test_a_refused_step_leaves_the_sent_actions",
+                "test_async_rollouts_are_bit_identical_to_python_and_to_step"]
     env = dict(os.environ, JOLTGYM_CAPI_LIBRARY=str(library), LD_PRELOAD=preload_for_python(),
                ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                PYTHONDONTWRITEBYTECODE="1")
