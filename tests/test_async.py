@@ -214,7 +214,8 @@ def test_send_before_reset(pool):
 @pytest.mark.parametrize("ids, error, message", [
     ([5], IndexError, r"env_ids should be in \[0, 5\), got 5 at position 0"),
     ([0, -1], IndexError, r"env_ids should be in \[0, 5\), got -1 at position 1"),
-    ([1, 1], ValueError, r"env_ids should be distinct, got world 1 twice"),
+    ([1, 1], ValueError, r"env_ids should be distinct, got world 1 twice in \[1, 1\]"),
+    (np.array([4, 2, 4]), ValueError, r"env_ids should be distinct, got world 4 twice in \[4, 2, 4\]"),
     ([0.0], TypeError, r"env_ids should be a 1-D sequence of ints in \[0, 5\), got \[0.0\]"),
     ([True], TypeError, r"env_ids should be a 1-D sequence of ints"),
     ([[0]], TypeError, r"env_ids should be a 1-D sequence of ints"),

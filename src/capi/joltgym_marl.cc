@@ -590,15 +590,6 @@ void CheckActionCount(const float* actions, std::size_t count, const std::vector
   }
 }
 
-// Python's repr of the ids as a list ("[3, 1]"), cut to 80 characters.
-std::string IdsRepr(const int* ids, std::size_t count) {
-  std::string out = "[";
-  for (std::size_t k = 0; k < count && out.size() <= 80; ++k) {
-    out += (k > 0 ? ", " : "") + std::to_string(ids[k]);
-  }
-  return joltgym::ClipRepr(out + "]");
-}
-
 constexpr const char* kResetHint = "reset_all() or reset_one(i)";
 
 // reset_all(seed): the rule for worlds never seeded is WorldPool's.
@@ -910,7 +901,7 @@ jg_status jg_pool_send(jg_pool pool, const float* actions, size_t count, const i
     }
     joltgym::CopyFinite(actions, state->staged.data(), count, shape, "actions");
     const int num = static_cast<int>(num_ids);
-    state->send_checker->Check(p, ids, num, [&] { return IdsRepr(ids, num_ids); });
+    state->send_checker->Check(p, ids, num);
     const std::size_t row = static_cast<std::size_t>(shape[1] * shape[2]);
     for (int k = 0; k < num; ++k) {
       std::memcpy(state->actions.data() + static_cast<std::size_t>(ids[k]) * row,

@@ -275,9 +275,26 @@ std::string NotSendableMessage(const WorldPool& pool, int index) {
          " before it was reset; expected reset_all() or async_reset() first";
 }
 
-std::string RepeatedIdMessage(int index, const std::string& ids_repr) {
-  return "env_ids should be distinct, got world " + std::to_string(index) + " twice in " +
-         ids_repr;
+std::string IdsRepr(const int* ids, std::size_t count) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < count && out.size() <= 80; ++k) {
+    out += (k > 0 ? ", " : "") + std::to_string(ids[k]);
+  }
+  return ClipRepr(out + "]");
+}
+
+void SendIdChecker::Check(const WorldPool& pool, const int* ids, int count) {
+  ++serial_;
+  for (int k = 0; k < count; ++k) {
+    const int i = ids[k];
+    if (stamp_[i] == serial_) {
+      throw BadValue("env_ids should be distinct, got world " + std::to_string(i) + " twice in " +
+                     IdsRepr(ids, static_cast<std::size_t>(count)));
+    }
+    stamp_[i] = serial_;
+    const std::string blocked = NotSendableMessage(pool, i);
+    if (!blocked.empty()) throw StateError(blocked);
+  }
 }
 
 std::string NotReceivableMessage(const WorldPool& pool, int batch_size) {

@@ -128,29 +128,17 @@ int CheckSendId(long long id, long long position, long num_envs);
 // never reset), as send()'s StateError message, or "".
 std::string NotSendableMessage(const WorldPool& pool, int index);
 
-// The BadValue message of a world listed twice in send()'s env_ids.
-std::string RepeatedIdMessage(int index, const std::string& ids_repr);
+// Python's repr of world ids as a list ("[3, 1]"), cut as ClipRepr does.
+std::string IdsRepr(const int* ids, std::size_t count);
 
 // The checks of send()'s ids (each in range already: CheckSendId) against
-// the pool, under its lock: each world listed once, and sendable. One per
-// pool: a stamp per world makes the repeat check allocation-free.
+// the pool, under its lock: each world listed once (else BadValue, quoting
+// the ids as IdsRepr does), and sendable (else StateError). One per pool: a
+// stamp per world makes the repeat check allocation-free.
 class SendIdChecker {
  public:
   explicit SendIdChecker(int num_envs) : stamp_(static_cast<std::size_t>(num_envs), 0) {}
-
-  // Throws BadValue (a repeat, quoting the ids as `ids_repr()` gives them)
-  // or StateError, at the first bad world.
-  template <typename Repr>
-  void Check(const WorldPool& pool, const int* ids, int count, Repr&& ids_repr) {
-    ++serial_;
-    for (int k = 0; k < count; ++k) {
-      const int i = ids[k];
-      if (stamp_[i] == serial_) throw BadValue(RepeatedIdMessage(i, ids_repr()));
-      stamp_[i] = serial_;
-      std::string blocked = NotSendableMessage(pool, i);
-      if (!blocked.empty()) throw StateError(blocked);
-    }
-  }
+  void Check(const WorldPool& pool, const int* ids, int count);
 
  private:
   std::vector<std::uint64_t> stamp_;  // per world: the last check that listed it

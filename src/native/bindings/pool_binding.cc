@@ -350,12 +350,11 @@ class PyWorldPool {
     } catch (py::error_already_set&) {
     }
     if (!ids_array) PyErr_Clear();
-    auto ids_repr = [&] { return ClipRepr(py::repr(env_ids).cast<std::string>()); };
     if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) CheckSendCount(0, n);
     if (!ids_array || (ids_array.dtype().kind() != 'i' && ids_array.dtype().kind() != 'u') ||
         ids_array.ndim() != 1) {
       throw py::type_error("env_ids should be a 1-D sequence of ints in [0, " + std::to_string(n) +
-                           "), got " + ids_repr());
+                           "), got " + ClipRepr(py::repr(env_ids).cast<std::string>()));
     }
     const py::ssize_t count = ids_array.shape(0);
     CheckSendCount(count, n);
@@ -396,7 +395,7 @@ class PyWorldPool {
     if (!lock.owns_lock()) WithoutGil([&] { lock.lock(); });
     // Mutex and GIL held from here: no Python code runs until the unlock.
     WorldPool& pool = Open();
-    send_checker_->Check(pool, staged_ids, static_cast<int>(count), ids_repr);
+    send_checker_->Check(pool, staged_ids, static_cast<int>(count));
     for (py::ssize_t k = 0; k < count; ++k) {
       std::memcpy(actions_.data() + static_cast<std::size_t>(staged_ids[k]) * row,
                   staged_actions + static_cast<std::size_t>(k) * row, sizeof(float) * row);
