@@ -44,7 +44,9 @@
  * info records: obs [num_envs, num_agents, obs_dim], actions [num_envs,
  * num_agents, act_dim], reward/terminated/truncated [num_envs, num_agents],
  * info [num_envs, num_agents, info_width], reset_kind/unstable/elapsed
- * [num_envs]. World i of a pool reset with seed s is seeded s + i.
+ * [num_envs]. World i of a pool reset with seed s is seeded s + i. The
+ * batch buffers jg_pool_recv fills have the same layout with batch_size rows,
+ * and env_ids [batch_size] int32.
  */
 #ifndef JOLTGYM_MARL_H_
 #define JOLTGYM_MARL_H_

@@ -916,6 +916,58 @@ def test_a_refused_step_leaves_the_sent_actions(lib):
         sync.close()
 
 
+def test_another_thread_during_send_and_recv_gets_busy_or_state_never_a_crash(lib):
+    """One thread drives send/recv while another queries and tries to step
+    the same pool: each call of the other thread either runs (in_flight,
+    batch_buffers) or is refused (JG_ERR_BUSY, or JG_ERR_STATE for a step
+    with work in flight); the driver retries on JG_ERR_BUSY and loses nothing."""
+    handle = lib.create(ASYNC_TASK, 8, num_threads=2, batch_size=4)
+    d = lib.dims(handle)
+    actions = np.zeros((4, d.num_agents, d.act_dim), np.float32)
+    everything = np.zeros((8, d.num_agents, d.act_dim), np.float32)
+    seen: list[str] = []
+    received = []
+    done = threading.Event()
+
+    def retry(call):
+        while True:
+            try:
+                return call()
+            except CapiError as error:
+                assert error.status == "JG_ERR_BUSY", error
+
+    def drive():
+        try:
+            retry(lambda: lib.async_reset(handle, 0))
+            for _ in range(60):
+                ids = retry(lambda: lib.recv(handle))[0].copy()
+                received.extend(ids.tolist())
+                retry(lambda: lib.send(handle, actions, ids))
+        finally:
+            done.set()
+
+    def meddle():
+        while not done.is_set():
+            for call in (lambda: lib.in_flight(handle), lambda: lib.batch_buffers(handle),
+                         lambda: lib.step(handle, everything)):
+                try:
+                    call()
+                    seen.append("JG_OK")
+                except CapiError as error:
+                    seen.append(error.status)
+
+    threads = [threading.Thread(target=drive), threading.Thread(target=meddle)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert len(received) == 60 * 4 and lib.in_flight(handle) == 8
+        assert set(seen) <= {"JG_OK", "JG_ERR_BUSY", "JG_ERR_STATE"} and "JG_OK" in seen, set(seen)
+    finally:
+        lib.close(handle)
+
+
 def test_mujoco_errors_arrive_through_recv_in_pythons_words(lib, tmp_path):
     from test_mujoco_errors import small_memory_ant
 
@@ -1127,6 +1179,7 @@ def test_error_paths_under_asan_and_ubsan(tmp_path):
                 "test_bad_async_calls_say_what_python_says", "test_bad_batch_sizes_say_what_python_says",
                 "test_batch_buffers_stay_put_and_can_be_the_callers", "test_close_with_work_in_flight",
                 "test_a_refused_step_leaves_the_sent_actions",
+                "test_another_thread_during_send_and_recv_gets_busy_or_state_never_a_crash",
                 "test_async_rollouts_are_bit_identical_to_python_and_to_step"]
     env = dict(os.environ, JOLTGYM_CAPI_LIBRARY=str(library), LD_PRELOAD=preload_for_python(),
                ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
