@@ -963,7 +963,8 @@ def test_another_thread_during_send_and_recv_gets_busy_or_state_never_a_crash(li
         t.join()
     try:
         assert len(received) == 60 * 4 and lib.in_flight(handle) == 8
-        assert set(seen) <= {"JG_OK", "JG_ERR_BUSY", "JG_ERR_STATE"} and "JG_OK" in seen, set(seen)
+        # (which of them each call met depends on timing: any is fine)
+        assert set(seen) <= {"JG_OK", "JG_ERR_BUSY", "JG_ERR_STATE"}, set(seen)
     finally:
         lib.close(handle)
 
