@@ -3,17 +3,18 @@
  * worlds already received (EnvPool's send/recv).
  *
  *   async_rollout [task] [num_envs] [steps] [seed] [num_threads] [batch_size]
- *   (defaults: half_cheetah 64 1000 0 0 num_envs/2; batch_size must divide
- *   num_envs, so that every world's last step is received)
+ *   (defaults: half_cheetah 64 1000 0 0 num_envs/2)
  *
  * Build as rollout.c (see README, "C API"):
  *   cc -std=c11 -O2 -ffp-contract=off examples/c/async_rollout.c -Iinclude \
  *      -Lbuild/capi -ljoltgym_marl -Wl,-rpath,$PWD/build/capi -o async_rollout
  *
- * Each world gets `steps` steps. A world's results depend only on its seed
- * and its actions, never on which worlds share a batch, so each episode's
- * return is bit-identical to rollout.c's (printed in another order: the
- * order worlds finish in). */
+ * Each world's first `steps` steps count. Worlds run at their own pace, so
+ * one that is through keeps being sent (its further results ignored) until
+ * every world is: recv needs batch_size worlds in flight. A world's results
+ * depend only on its seed and its actions, never on which worlds share a
+ * batch, so each episode's return is bit-identical to rollout.c's (printed
+ * in another order: the order worlds finish in). */
 #define _POSIX_C_SOURCE 199309L  /* clock_gettime */
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,8 +59,7 @@ int main(int argc, char** argv) {
     printf("usage: async_rollout [task] [num_envs] [steps] [seed] [num_threads] [batch_size]\n"
            "Steps num_envs worlds of task with rollout's fixed linear policy through\n"
            "jg_pool_send/jg_pool_recv, batch_size worlds at a time; prints env-steps/s and\n"
-           "each finished episode's return (defaults: half_cheetah 64 1000 0 0 num_envs/2;\n"
-           "batch_size must divide num_envs).\n");
+           "each finished episode's return (defaults: half_cheetah 64 1000 0 0 num_envs/2).\n");
     return 0;
   }
   const char* task = argc > 1 ? argv[1] : "half_cheetah";
@@ -68,10 +68,6 @@ int main(int argc, char** argv) {
   const uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
   const int num_threads = argc > 5 ? atoi(argv[5]) : 0;
   const int batch_size = argc > 6 ? atoi(argv[6]) : (num_envs > 1 ? num_envs / 2 : 1);
-  if (batch_size < 1 || num_envs % batch_size != 0) {
-    fprintf(stderr, "batch_size should divide num_envs = %d, got %d\n", num_envs, batch_size);
-    return 2;
-  }
 
   if (jg_abi_version() != JG_ABI_VERSION) {
     fprintf(stderr, "libjoltgym_marl has ABI %u, this program was built for %d\n", jg_abi_version(),
@@ -86,49 +82,46 @@ int main(int argc, char** argv) {
   const size_t row = (size_t)d.num_agents * d.act_dim; /* one world's actions */
   float* actions = calloc((size_t)d.batch_size * row, sizeof(float));
   int32_t* send_ids = calloc((size_t)d.batch_size, sizeof(int32_t));
-  int* sent = calloc((size_t)d.num_envs, sizeof(int)); /* steps sent, per world */
+  int* got = calloc((size_t)d.num_envs, sizeof(int)); /* results received, per world */
   float* low = malloc(sizeof(float) * d.act_dim);
   float* high = malloc(sizeof(float) * d.act_dim);
   double* returns = calloc((size_t)d.num_envs, sizeof(double));
-  if (!actions || !send_ids || !sent || !low || !high || !returns) return 1;
+  if (!actions || !send_ids || !got || !low || !high || !returns) return 1;
   if (check(jg_pool_action_bounds(pool, low, high, (size_t)d.act_dim), "jg_pool_action_bounds")) return 1;
   printf("task %s, %d worlds, %d agents, %d steps, seed %" PRIu64 ", %d threads, batch %d\n", task,
          d.num_envs, d.num_agents, steps, seed, d.num_threads, d.batch_size);
 
   /* Every world in flight with its first observation. */
   if (check(jg_pool_async_reset(pool, 1, seed), "jg_pool_async_reset")) return 1;
-  int episodes = 0;
-  int32_t in_flight = 0;
+  int episodes = 0, through = 0;
   const double start = seconds();
-  for (;;) {
-    if (check(jg_pool_in_flight(pool, &in_flight), "jg_pool_in_flight")) return 1;
-    if (in_flight == 0) break;
+  while (through < d.num_envs) {
     int32_t* ids = NULL;
     jg_buffers b; /* batch buffers: row k is world ids[k]'s (zero-copy, until the next recv) */
     if (check(jg_pool_recv(pool, &ids, &b), "jg_pool_recv")) return 1;
-    size_t count = 0;
     for (int k = 0; k < d.batch_size; ++k) {
       const int w = ids[k];
-      if (b.reset_kind[k] != JG_RESET) { /* a reset (first or next_step auto-reset): no reward */
+      const int step = got[w]++; /* 0: the first reset */
+      /* A reset (the first, or next_step's auto-reset after an episode) has no reward. */
+      if (step >= 1 && step <= steps && b.reset_kind[k] != JG_RESET) {
         const size_t agent0 = (size_t)k * d.num_agents;
         returns[w] += (double)b.reward[agent0];
         if (b.terminated[agent0] || b.truncated[agent0]) {
           uint64_t bits;
           memcpy(&bits, &returns[w], sizeof(bits));
-          printf("episode world=%d step=%d return=%.17g bits=%016" PRIx64 "\n", w, sent[w], returns[w],
-                 bits);
+          printf("episode world=%d step=%d return=%.17g bits=%016" PRIx64 "\n", w, step, returns[w], bits);
           returns[w] = 0.0;
           ++episodes;
         }
       }
-      if (sent[w] < steps) {
-        policy(&d, b.obs + (size_t)k * d.num_agents * d.obs_dim, low, high, actions + count * row);
-        send_ids[count++] = w;
-        ++sent[w];
-      }
+      if (step == steps) ++through;
+      policy(&d, b.obs + (size_t)k * d.num_agents * d.obs_dim, low, high, actions + (size_t)k * row);
+      send_ids[k] = w;
     }
     /* Returns at once: the pool's threads step these while the next recv waits. */
-    if (count > 0 && check(jg_pool_send(pool, actions, count * row, send_ids, count), "jg_pool_send")) {
+    if (through < d.num_envs &&
+        check(jg_pool_send(pool, actions, (size_t)d.batch_size * row, send_ids, (size_t)d.batch_size),
+              "jg_pool_send")) {
       return 1;
     }
   }
@@ -137,9 +130,9 @@ int main(int argc, char** argv) {
   printf("env-steps/s: %.0f\n", (double)steps * d.num_envs / elapsed);
   free(actions);
   free(send_ids);
-  free(sent);
+  free(got);
   free(low);
   free(high);
   free(returns);
-  return check(jg_pool_close(pool), "jg_pool_close");
+  return check(jg_pool_close(pool), "jg_pool_close"); /* drops the worlds still in flight */
 }
