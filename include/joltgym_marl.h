@@ -272,7 +272,10 @@ JG_API jg_status jg_pool_step(jg_pool pool, const float* actions, size_t count);
  *     ...actions[k] from batch.obs row k, for world ids[k]...
  *     jg_pool_send(pool, actions, count, ids, batch_size);
  *   }
- */
+ *
+ * Worlds run at their own pace: recv needs batch_size of them in flight, so
+ * to receive every world's n-th step keep sending the worlds that are
+ * through (examples/c/async_rollout.c does). */
 
 /* Queues one step of each of the `num_ids` worlds in `env_ids` (distinct,
  * in [0, num_envs), reset, not in flight) and returns at once. `actions` is
@@ -303,7 +306,8 @@ JG_API jg_status jg_pool_batch_buffers(jg_pool pool, int32_t** env_ids, jg_buffe
  * for the step buffers: a non-NULL `env_ids` (room for `env_ids_count`
  * ids, at least batch_size) and each non-NULL field of `batch` (sizes in
  * `sizes`, for batch_size rows) replace the pool's own; NULL `env_ids` and
- * NULL `batch` go back to the pool's own. */
+ * NULL `batch` go back to the pool's own. The current contents are copied
+ * over; the memory must stay valid until the next call of this or close. */
 JG_API jg_status jg_pool_use_batch_buffers(jg_pool pool, int32_t* env_ids, size_t env_ids_count,
                                            const jg_buffers* batch, const jg_buffer_sizes* sizes);
 
