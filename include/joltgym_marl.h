@@ -24,8 +24,9 @@
  *   - The registry functions, jg_last_error() and jg_last_warnings() may be
  *     called from any thread at any time (the error texts are per thread).
  *   - Different pools may be used from different threads at once.
- *   - One pool: calls that touch its worlds or buffers (reset, step,
- *     buffers, use_buffers, close) are exclusive. If another thread is inside
+ *   - One pool: calls that touch its worlds or buffers (reset, step, send,
+ *     recv, async_reset, in_flight, buffers, use_buffers, batch_buffers,
+ *     use_batch_buffers, close) are exclusive. If another thread is inside
  *     the same pool, such a call returns JG_ERR_BUSY at once (it never waits,
  *     so it never deadlocks), except jg_pool_close, which waits for the call
  *     in flight to finish. Queries of fixed properties (dims, action bounds,
@@ -33,6 +34,9 @@
  *     fail like every call on the stale handle.
  *   - A pool steps its worlds on its own native threads (num_threads counts
  *     the calling thread); no callback into the caller happens on them.
+ *     Between jg_pool_send and the jg_pool_recv that returns a world, those
+ *     threads write that world's rows of the pool's buffers (jg_buffers):
+ *     read them once the world is received (or read the batch buffers).
  *   - Not fork-safe: create pools after fork(), not before.
  *
  * Layout: worlds are rows, every buffer is C-contiguous, float32 for
@@ -40,7 +44,9 @@
  * info records: obs [num_envs, num_agents, obs_dim], actions [num_envs,
  * num_agents, act_dim], reward/terminated/truncated [num_envs, num_agents],
  * info [num_envs, num_agents, info_width], reset_kind/unstable/elapsed
- * [num_envs]. World i of a pool reset with seed s is seeded s + i.
+ * [num_envs]. World i of a pool reset with seed s is seeded s + i. The
+ * batch buffers jg_pool_recv fills have the same layout with batch_size rows,
+ * and env_ids [batch_size] int32.
  */
 #ifndef JOLTGYM_MARL_H_
 #define JOLTGYM_MARL_H_
@@ -60,8 +66,13 @@ extern "C" {
 #endif
 
 /* The ABI this header describes; jg_abi_version() returns the library's.
- * A program should check they are equal before any other call. */
-#define JG_ABI_VERSION 1
+ * A program should check they are equal before any other call.
+ *   1: the first.
+ *   2: asynchronous stepping (jg_pool_send, jg_pool_recv, jg_pool_async_reset,
+ *      jg_pool_in_flight, jg_pool_batch_buffers, jg_pool_use_batch_buffers);
+ *      jg_pool_config and jg_dims each gained a last field, batch_size, so a
+ *      program built for version 1 must be rebuilt. */
+#define JG_ABI_VERSION 2
 
 typedef enum jg_status {
   JG_OK = 0,
@@ -137,13 +148,14 @@ typedef struct jg_pool_config {
   int32_t num_threads;        /* 0: as many as the CPUs this process may use (capped at num_envs) */
   int32_t max_episode_steps;  /* truncation; 0: never (Python's default is 1000) */
   const char* autoreset_mode; /* "next_step" (NULL) or "same_step" */
+  int32_t batch_size;         /* worlds per jg_pool_recv, in [1, num_envs]; 0: num_envs (ABI 2) */
 } jg_pool_config;
 
 /* A pool of num_envs worlds of `task` with keyword arguments given as
  * key/value strings. Each value is read as JSON (0.5, true, [0.1, 0.5],
  * "ant.xml", null; "inf" and "-inf" as numbers in a range); a value that is
  * not JSON is taken as a string (xml_file=ant.xml). `config` may be NULL
- * (num_threads 0, max_episode_steps 1000, "next_step"). */
+ * (num_threads 0, max_episode_steps 1000, "next_step", batch_size 0). */
 JG_API jg_status jg_pool_create(const char* task, int32_t num_envs, const jg_pool_config* config,
                                 const char* const* keys, const char* const* values,
                                 int32_t num_kwargs, jg_pool* pool);
@@ -152,7 +164,9 @@ JG_API jg_status jg_pool_create_json(const char* task, int32_t num_envs,
                                      const jg_pool_config* config, const char* kwargs_json,
                                      jg_pool* pool);
 /* Joins the pool's threads and frees its worlds and buffers (pointers from
- * jg_pool_buffers become invalid). Closing a closed handle is JG_ERR_STATE. */
+ * jg_pool_buffers and jg_pool_batch_buffers become invalid). Worlds in
+ * flight are dropped (each worker finishes the world it is stepping); that
+ * is no error. Closing a closed handle is JG_ERR_STATE. */
 JG_API jg_status jg_pool_close(jg_pool pool);
 
 typedef struct jg_dims {
@@ -165,6 +179,7 @@ typedef struct jg_dims {
   int32_t num_threads;
   int32_t max_episode_steps;
   double dt;           /* simulated seconds per step */
+  int32_t batch_size;  /* worlds per jg_pool_recv (ABI 2) */
 } jg_dims;
 
 JG_API jg_status jg_pool_dims(jg_pool pool, jg_dims* dims);
@@ -223,7 +238,9 @@ JG_API jg_status jg_pool_buffers(jg_pool pool, jg_buffers* buffers);
  * must hold at least the elements the layout needs (`sizes`, required when
  * `buffers` is given); the current contents are copied over. The memory
  * must stay valid until the next jg_pool_use_buffers or close. NULL
- * `buffers` goes back to the pool's own (contents copied back). */
+ * `buffers` goes back to the pool's own (contents copied back).
+ * JG_ERR_STATE while worlds are in flight (their results are being
+ * written). */
 JG_API jg_status jg_pool_use_buffers(jg_pool pool, const jg_buffers* buffers,
                                      const jg_buffer_sizes* sizes);
 
@@ -231,16 +248,68 @@ JG_API jg_status jg_pool_use_buffers(jg_pool pool, const jg_buffers* buffers,
  * each world continues its random stream (fresh entropy for a world never
  * seeded), as Python's reset_all(seed=None). */
 JG_API jg_status jg_pool_reset(jg_pool pool, int32_t has_seed, uint64_t seed);
-/* Resets world `index` (seeded `seed` with has_seed). */
+/* Resets world `index` (seeded `seed` with has_seed); JG_ERR_STATE while
+ * that world is in flight. */
 JG_API jg_status jg_pool_reset_one(jg_pool pool, int32_t index, int32_t has_seed, uint64_t seed);
 /* One step of every world. `actions` is [num_envs, num_agents, act_dim]
  * float32 (`count` values, checked; non-finite values are rejected), copied
- * before the worlds step. Results are in the buffers. */
+ * before the worlds step. Results are in the buffers. JG_ERR_STATE while
+ * worlds are in flight. */
 JG_API jg_status jg_pool_step(jg_pool pool, const float* actions, size_t count);
 
-/* Reserved for the pool's asynchronous interface (send actions, receive the
- * results of the worlds that are done): jg_pool_send / jg_pool_recv. Not in
- * ABI version 1. */
+/* ---- asynchronous stepping (ABI 2) -------------------------------------------
+ * EnvPool's send/recv, Python's WorldPool.send / recv / async_reset: send
+ * queues one step of some worlds and returns at once, the pool's threads
+ * step them while the caller works, and recv returns the first batch_size
+ * worlds to finish with their results. A world is "in flight" from the send
+ * (or async_reset) that queues it until the recv that returns it. Each
+ * world's results depend only on its seed and its actions, never on the
+ * batching or the timing: bit-identical to jg_pool_step's.
+ *
+ *   jg_pool_async_reset(pool, 1, seed);            every world in flight
+ *   for (;;) {
+ *     jg_pool_recv(pool, &ids, &batch);            batch_size worlds
+ *     ...actions[k] from batch.obs row k, for world ids[k]...
+ *     jg_pool_send(pool, actions, count, ids, batch_size);
+ *   }
+ *
+ * Worlds run at their own pace: recv needs batch_size of them in flight, so
+ * to receive every world's n-th step keep sending the worlds that are
+ * through (examples/c/async_rollout.c does). */
+
+/* Queues one step of each of the `num_ids` worlds in `env_ids` (distinct,
+ * in [0, num_envs), reset, not in flight) and returns at once. `actions` is
+ * [num_ids, num_agents, act_dim] float32 (`count` values, checked; row k is
+ * world env_ids[k]'s), copied before the call returns. A rejected call
+ * queues nothing. */
+JG_API jg_status jg_pool_send(jg_pool pool, const float* actions, size_t count,
+                              const int32_t* env_ids, size_t num_ids);
+/* Waits for the first batch_size worlds in flight to finish (stepping queued
+ * ones on the calling thread meanwhile) and writes their results into the
+ * batch buffers: row k of each is world env_ids[k]'s (jg_buffers layout with
+ * batch_size rows instead of num_envs; final_obs/final_info only in rows
+ * whose reset_kind is JG_AUTORESET). `env_ids` and `batch`, either may be
+ * NULL, receive the batch buffers' addresses, which stay put like the
+ * pool's buffers (jg_pool_batch_buffers gives them too). JG_ERR_STATE if
+ * fewer than batch_size worlds are in flight. A MuJoCo error in a received
+ * world (JG_ERR_MUJOCO, JG_ERR_OUT_OF_MEMORY) still returns the batch: the
+ * failed world is no longer in flight and waits for a reset. */
+JG_API jg_status jg_pool_recv(jg_pool pool, int32_t** env_ids, jg_buffers* batch);
+/* jg_pool_reset, then every world in flight with its reset observation:
+ * recv returns worlds 0 .. batch_size-1, then the next batch_size, ... */
+JG_API jg_status jg_pool_async_reset(jg_pool pool, int32_t has_seed, uint64_t seed);
+/* Worlds sent (or async_reset) and not yet received. */
+JG_API jg_status jg_pool_in_flight(jg_pool pool, int32_t* count);
+/* The batch buffers recv writes (the pool's own unless replaced). */
+JG_API jg_status jg_pool_batch_buffers(jg_pool pool, int32_t** env_ids, jg_buffers* batch);
+/* Makes recv write into the caller's memory, as jg_pool_use_buffers does
+ * for the step buffers: a non-NULL `env_ids` (room for `env_ids_count`
+ * ids, at least batch_size) and each non-NULL field of `batch` (sizes in
+ * `sizes`, for batch_size rows) replace the pool's own; NULL `env_ids` and
+ * NULL `batch` go back to the pool's own. The current contents are copied
+ * over; the memory must stay valid until the next call of this or close. */
+JG_API jg_status jg_pool_use_batch_buffers(jg_pool pool, int32_t* env_ids, size_t env_ids_count,
+                                           const jg_buffers* batch, const jg_buffer_sizes* sizes);
 
 #ifdef __cplusplus
 }

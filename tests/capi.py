@@ -55,12 +55,12 @@ def build_library(folder: Path = BUILD, *targets: str, sanitize: bool = False) -
 class Dims(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32) for name in ("num_envs", "num_agents", "obs_dim", "act_dim", "info_width",
                                                      "num_info_fields", "num_threads", "max_episode_steps")] + \
-               [("dt", ctypes.c_double)]
+               [("dt", ctypes.c_double), ("batch_size", ctypes.c_int32)]
 
 
 class Config(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("max_episode_steps", ctypes.c_int32),
-                ("autoreset_mode", ctypes.c_char_p)]
+                ("autoreset_mode", ctypes.c_char_p), ("batch_size", ctypes.c_int32)]
 
 
 class TaskInfo(ctypes.Structure):
@@ -134,6 +134,13 @@ class Library:
             "jg_pool_reset": (st, [u64, i32, u64]),
             "jg_pool_reset_one": (st, [u64, i32, i32, u64]),
             "jg_pool_step": (st, [u64, c.c_void_p, c.c_size_t]),
+            "jg_pool_send": (st, [u64, c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t]),
+            "jg_pool_recv": (st, [u64, c.POINTER(c.POINTER(i32)), c.POINTER(Buffers)]),
+            "jg_pool_async_reset": (st, [u64, i32, u64]),
+            "jg_pool_in_flight": (st, [u64, c.POINTER(i32)]),
+            "jg_pool_batch_buffers": (st, [u64, c.POINTER(c.POINTER(i32)), c.POINTER(Buffers)]),
+            "jg_pool_use_batch_buffers": (st, [u64, c.c_void_p, c.c_size_t, c.POINTER(Buffers),
+                                               c.POINTER(BufferSizes)]),
         }
         for name, (restype, argtypes) in sig.items():
             function = getattr(lib, name)
@@ -157,9 +164,10 @@ class Library:
         return json.loads(out.value)
 
     def create(self, task: str, num_envs: int, *, num_threads: int = 0, max_episode_steps: int = 1000,
-               autoreset_mode: str | None = None, **kwargs) -> int:
+               autoreset_mode: str | None = None, batch_size: int = 0, **kwargs) -> int:
         """A pool from key/value strings (each value as JSON)."""
-        config = Config(num_threads, max_episode_steps, autoreset_mode.encode() if autoreset_mode else None)
+        config = Config(num_threads, max_episode_steps, autoreset_mode.encode() if autoreset_mode else None,
+                        batch_size)
         keys = (ctypes.c_char_p * max(len(kwargs), 1))(*[k.encode() for k in kwargs])
         values = (ctypes.c_char_p * max(len(kwargs), 1))(*[v.encode() for v in kwargs.values()])
         handle = ctypes.c_uint64()
@@ -169,7 +177,8 @@ class Library:
 
     def create_json(self, task: str, num_envs: int, kwargs_json: str | None, **config) -> int:
         c = Config(config.get("num_threads", 0), config.get("max_episode_steps", 1000),
-                   config["autoreset_mode"].encode() if config.get("autoreset_mode") else None)
+                   config["autoreset_mode"].encode() if config.get("autoreset_mode") else None,
+                   config.get("batch_size", 0))
         handle = ctypes.c_uint64()
         self.call("jg_pool_create_json", task.encode(), num_envs, ctypes.byref(c),
                   None if kwargs_json is None else kwargs_json.encode(), ctypes.byref(handle))
@@ -182,10 +191,14 @@ class Library:
 
     def buffers(self, pool: int) -> dict[str, np.ndarray]:
         """The pool's buffers as NumPy views (no copy), shaped as in Python."""
-        d = self.dims(pool)
         b = Buffers()
         self.call("jg_pool_buffers", pool, ctypes.byref(b))
-        n, a = d.num_envs, d.num_agents
+        return self.views(pool, b, self.dims(pool).num_envs)
+
+    def views(self, pool: int, b: Buffers, rows: int) -> dict[str, np.ndarray]:
+        """NumPy views (no copy) of buffers for `rows` worlds of `pool`."""
+        d = self.dims(pool)
+        n, a = rows, d.num_agents
         shapes = {"obs": (n, a, d.obs_dim), "reward": (n, a), "terminated": (n, a), "truncated": (n, a),
                   "info": (n, a, d.info_width), "final_obs": (n, a, d.obs_dim), "final_info": (n, a, d.info_width),
                   "reset_kind": (n,), "unstable": (n,), "elapsed": (n,)}
@@ -203,3 +216,34 @@ class Library:
 
     def close(self, pool: int) -> None:
         self.call("jg_pool_close", pool)
+
+    # -- asynchronous stepping --
+
+    def send(self, pool: int, actions: np.ndarray, env_ids) -> None:
+        actions = np.ascontiguousarray(actions, dtype=np.float32)
+        ids = np.ascontiguousarray(env_ids, dtype=np.int32)
+        self.call("jg_pool_send", pool, actions.ctypes.data, actions.size, ids.ctypes.data, ids.size)
+
+    def recv(self, pool: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(env_ids, batch buffers): NumPy views of the pool's batch buffers (no copy)."""
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        b = Buffers()
+        self.call("jg_pool_recv", pool, ctypes.byref(ids), ctypes.byref(b))
+        rows = self.dims(pool).batch_size
+        return np.ctypeslib.as_array(ids, shape=(rows,)), self.views(pool, b, rows)
+
+    def batch_buffers(self, pool: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The batch buffers recv writes, as NumPy views (no copy), without receiving."""
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        b = Buffers()
+        self.call("jg_pool_batch_buffers", pool, ctypes.byref(ids), ctypes.byref(b))
+        rows = self.dims(pool).batch_size
+        return np.ctypeslib.as_array(ids, shape=(rows,)), self.views(pool, b, rows)
+
+    def async_reset(self, pool: int, seed: int | None = None) -> None:
+        self.call("jg_pool_async_reset", pool, int(seed is not None), 0 if seed is None else seed)
+
+    def in_flight(self, pool: int) -> int:
+        count = ctypes.c_int32()
+        self.call("jg_pool_in_flight", pool, ctypes.byref(count))
+        return count.value

@@ -214,7 +214,8 @@ def test_send_before_reset(pool):
 @pytest.mark.parametrize("ids, error, message", [
     ([5], IndexError, r"env_ids should be in \[0, 5\), got 5 at position 0"),
     ([0, -1], IndexError, r"env_ids should be in \[0, 5\), got -1 at position 1"),
-    ([1, 1], ValueError, r"env_ids should be distinct, got world 1 twice"),
+    ([1, 1], ValueError, r"env_ids should be distinct, got world 1 twice in \[1, 1\]"),
+    (np.array([4, 2, 4]), ValueError, r"env_ids should be distinct, got world 4 twice in \[4, 2, 4\]"),
     ([0.0], TypeError, r"env_ids should be a 1-D sequence of ints in \[0, 5\), got \[0.0\]"),
     ([True], TypeError, r"env_ids should be a 1-D sequence of ints"),
     ([[0]], TypeError, r"env_ids should be a 1-D sequence of ints"),
@@ -284,6 +285,24 @@ def test_sync_calls_with_work_in_flight(pool):
     pool.reset_all(seed=0)
     assert pool.in_flight == 0
     pool.step_all(np.zeros((5, pool.act_dim), np.float32))
+
+
+def test_a_refused_step_all_leaves_the_sent_actions():
+    """step_all with worlds in flight is refused without writing over the
+    actions they were sent with (one thread: they step in recv(), after the
+    refused call; it used to copy its actions over theirs first)."""
+    with WorldPool(TASK, 4, num_threads=1) as sync, WorldPool(TASK, 4, num_threads=1, batch_size=4) as pool:
+        sent = actions_for(pool, 1)[0]
+        sync.reset_all(seed=2)
+        sync.step_all(sent)
+        pool.reset_all(seed=2)
+        pool.send(sent, range(4))
+        with pytest.raises(_core.StateError, match="in flight"):
+            pool.step_all(np.full_like(sent, 0.9))
+        ids, obs, rewards, *_ = pool.recv()
+        assert list(ids) == [0, 1, 2, 3]
+        np.testing.assert_array_equal(obs, sync.obs)
+        np.testing.assert_array_equal(rewards, sync.rewards)
 
 
 def pool_state(pool, i):

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capi import BUILD, ROOT, BufferSizes, Buffers, CapiError, InfoField, Library, ParamInfo, TaskInfo, build_library
+from capi import (BUFFER_FIELDS, BUILD, ROOT, STATUS, BufferSizes, Buffers, CapiError, InfoField, Library, ParamInfo,
+                  TaskInfo, build_library)
 from conftest import GAME_NAMES, SINGLE_TASKS, non_default_kwargs, spec_of
 
 from joltgym_marl import _core
@@ -64,9 +65,9 @@ def assert_same_buffers(pool: _core.WorldPool, views: dict, where: str) -> None:
 
 
 def test_abi_and_versions(lib):
-    assert lib.lib.jg_abi_version() == 1
+    assert lib.lib.jg_abi_version() == 2
     header = (ROOT / "include" / "joltgym_marl.h").read_text()
-    assert "#define JG_ABI_VERSION 1" in header
+    assert "#define JG_ABI_VERSION 2" in header
     assert lib.lib.jg_mujoco_version().decode() == _core.mujoco_version()
     import importlib.metadata
 
@@ -294,7 +295,8 @@ def python_error(make) -> tuple[type, str]:
 def status_of(kind: type) -> str:
     """The C status of a Python exception type."""
     for base, status in ((FileNotFoundError, "JG_ERR_FILE_NOT_FOUND"), (TypeError, "JG_ERR_TYPE"),
-                         (ValueError, "JG_ERR_VALUE"), (RuntimeError, "JG_ERR_STATE")):
+                         (ValueError, "JG_ERR_VALUE"), (IndexError, "JG_ERR_INDEX"),
+                         (RuntimeError, "JG_ERR_STATE")):
         if issubclass(kind, base):
             return status
     raise AssertionError(kind)
@@ -548,6 +550,478 @@ def test_mujoco_errors_are_pythons_words_and_the_world_waits_for_a_reset(lib, tm
         lib.close(handle)
 
 
+# --- asynchronous stepping: send/recv, bit-identical to Python's and to step_all ---------------
+
+ASYNC_TASK = SINGLE_TASKS[0]
+ASYNC_GAME = GAME_NAMES[0]
+# The C batch buffers' fields and their Python names (recv_* for a batch, the pool's for a step).
+RECV_NAMES = {"obs": "recv_obs", "reward": "recv_rewards", "terminated": "recv_terminations",
+              "truncated": "recv_truncations", "info": "recv_infos", "final_obs": "recv_final_obs",
+              "final_info": "recv_final_infos", "reset_kind": "recv_reset_kind", "unstable": "recv_unstable",
+              "elapsed": "recv_elapsed_steps"}
+STEP_NAMES = {"obs": "obs", "reward": "rewards", "terminated": "terminations", "truncated": "truncations",
+              "info": "infos", "final_obs": "final_obs", "final_info": "final_infos", "reset_kind": "reset_kind",
+              "unstable": "unstable", "elapsed": "elapsed_steps"}
+
+
+def world_record(rows: dict, k: int) -> dict:
+    """Row k of a set of buffers, as bytes (NaN-safe bitwise comparison); the
+    final obs/info only where the row was auto-reset (elsewhere they are stale)."""
+    autoreset = int(rows["reset_kind"][k]) == _core.ResetKind.AUTORESET
+    return {name: rows[name][k].tobytes() for name in STEP_NAMES
+            if autoreset or name not in ("final_obs", "final_info")}
+
+
+class PythonAsync:
+    """Python's WorldPool send/recv, in the C driver's shape."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def async_reset(self, seed):
+        self.pool.async_reset(seed=seed)
+
+    def in_flight(self):
+        return self.pool.in_flight
+
+    def recv(self):
+        ids = self.pool.recv()[0]
+        return ids, {name: getattr(self.pool, python) for name, python in RECV_NAMES.items()}
+
+    def send(self, actions, ids):
+        self.pool.send(actions, ids)
+
+
+class CAsync:
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+
+    def async_reset(self, seed):
+        self.lib.async_reset(self.handle, seed)
+
+    def in_flight(self):
+        return self.lib.in_flight(self.handle)
+
+    def recv(self):
+        return self.lib.recv(self.handle)
+
+    def send(self, actions, ids):
+        self.lib.send(self.handle, actions, ids)
+
+
+def async_run(pool, actions, seed: int, order_seed: int, batch_size: int):
+    """Per world, its records (reset first) under async_reset/recv/send, each
+    received world sent on with its next action (shuffled, split into two
+    sends) until `steps` each; and the sequence of ids received."""
+    rng = np.random.default_rng(order_seed)
+    steps, num_envs = actions.shape[:2]
+    count = np.zeros(num_envs, int)
+    out = [[] for _ in range(num_envs)]
+    received = []
+    pool.async_reset(seed)
+    while pool.in_flight() >= batch_size:
+        ids, rows = pool.recv()
+        ids = ids.copy()
+        received += ids.tolist()
+        for k, i in enumerate(ids):
+            out[i].append(world_record(rows, k))
+        todo = rng.permutation([i for i in ids if count[i] < steps])
+        cut = int(rng.integers(0, len(todo) + 1))
+        for part in (todo[:cut], todo[cut:]):
+            if len(part):
+                pool.send(np.stack([actions[count[i], i] for i in part]), part.astype(np.int32))
+                count[part] += 1
+    return out, received
+
+
+def sync_run(pool, actions, seed: int):
+    """Per world, its records (reset first) under reset_all/step_all."""
+    rows = {name: getattr(pool, python) for name, python in STEP_NAMES.items()}
+    pool.reset_all(seed=seed)
+    out = [[world_record(rows, i)] for i in range(pool.num_envs)]
+    for t in range(len(actions)):
+        pool.step_all(actions[t])
+        for i in range(pool.num_envs):
+            out[i].append(world_record(rows, i))
+    return out
+
+
+@pytest.mark.parametrize(("task", "num_envs", "threads", "batch_size", "mode"), [
+    (ASYNC_TASK, 7, 1, 1, "next_step"), (ASYNC_TASK, 7, 2, 3, "same_step"), (ASYNC_TASK, 7, 2, 5, "next_step"),
+    (ASYNC_TASK, 7, 1, 7, "same_step"), (ASYNC_GAME, 5, 1, 2, "same_step"), (ASYNC_GAME, 5, 2, 3, "next_step")])
+def test_async_rollouts_are_bit_identical_to_python_and_to_step(lib, task, num_envs, threads, batch_size, mode):
+    """Each world's records through C send/recv equal those through Python's
+    send/recv and through step_all (same seed, same per-world actions), with
+    episodes of 6 steps (auto-resets), batch sizes that do not divide the
+    worlds, shuffled and split sends; with one thread the order is fixed, and
+    C and Python receive the same ids in the same order."""
+    config = dict(num_threads=threads, max_episode_steps=6, autoreset_mode=mode)
+    sync_pool = _core.WorldPool(task, num_envs, **config)
+    py_pool = _core.WorldPool(task, num_envs, batch_size=batch_size, **config)
+    handle = lib.create(task, num_envs, batch_size=batch_size, **config)
+    try:
+        assert lib.dims(handle).batch_size == batch_size
+        steps = 16
+        rng = np.random.default_rng(batch_size)
+        actions = rng.uniform(sync_pool.action_low, sync_pool.action_high,
+                              (steps, num_envs, sync_pool.num_agents, sync_pool.act_dim)).astype(np.float32)
+        sync = sync_run(sync_pool, actions, seed=9)
+        order_seed = 10 * batch_size + threads
+        theirs, py_order = async_run(PythonAsync(py_pool), actions, 9, order_seed, batch_size)
+        ours, c_order = async_run(CAsync(lib, handle), actions, 9, order_seed, batch_size)
+        for i in range(num_envs):
+            assert len(ours[i]) >= 2, (i, len(ours[i]))
+            assert ours[i] == sync[i][:len(ours[i])], f"world {i}: C send/recv differs from step_all"
+            assert theirs[i] == sync[i][:len(theirs[i])], f"world {i}: Python send/recv differs from step_all"
+        assert sum(len(o) for o in ours) >= num_envs * steps // 2
+        if threads == 1:
+            assert c_order == py_order
+            assert ours == theirs
+            assert lib.in_flight(handle) == py_pool.in_flight
+    finally:
+        lib.close(handle)
+        py_pool.close()
+        sync_pool.close()
+
+
+def test_batch_buffers_stay_put_and_can_be_the_callers(lib):
+    """recv's ids and rows are the pool's batch buffers (the same addresses
+    every call, jg_pool_batch_buffers' too), or the caller's memory."""
+    own = lib.create(ASYNC_TASK, 6, num_threads=1, batch_size=4, max_episode_steps=3, autoreset_mode="same_step")
+    mine = lib.create(ASYNC_TASK, 6, num_threads=1, batch_size=4, max_episode_steps=3, autoreset_mode="same_step")
+    try:
+        ids0, rows0 = lib.batch_buffers(own)
+        first = Buffers()
+        first_ids = ctypes.POINTER(ctypes.c_int32)()
+        lib.call("jg_pool_batch_buffers", own, ctypes.byref(first_ids), ctypes.byref(first))
+        d = lib.dims(own)
+        arrays = {name: np.full_like(array, 7) for name, array in rows0.items()}
+        my_ids = np.full(5, -1, np.int32)  # room for more than batch_size
+        b = Buffers(**{name: arrays[name].ctypes.data_as(kind) for name, kind in Buffers._fields_})
+        sizes = BufferSizes(**{name: arrays[name].size for name, _ in BUFFER_FIELDS})
+        lib.call("jg_pool_use_batch_buffers", mine, my_ids.ctypes.data, my_ids.size, ctypes.byref(b),
+                 ctypes.byref(sizes))
+        assert (my_ids[:4] == 0).all() and (my_ids[4] == -1)  # contents copied over (zeros)
+        for handle in (own, mine):
+            lib.async_reset(handle, 3)
+        actions = np.full((4, 1, d.act_dim), 0.25, np.float32)
+        for _ in range(6):
+            a_ids, a_rows = lib.recv(own)
+            b_ids, b_rows = lib.recv(mine)
+            assert a_ids.ctypes.data == ctypes.cast(first_ids, ctypes.c_void_p).value
+            assert b_ids.ctypes.data == my_ids.ctypes.data and b_rows["obs"].ctypes.data == arrays["obs"].ctypes.data
+            assert a_ids.tolist() == b_ids.tolist()
+            for k in range(4):
+                assert world_record(a_rows, k) == world_record(arrays, k)
+            lib.send(own, actions, a_ids.copy())
+            lib.send(mine, actions, b_ids.copy())
+        for name, kind in BUFFER_FIELDS:
+            assert ctypes.cast(getattr(first, name), ctypes.c_void_p).value == rows0[name].ctypes.data, name
+        # Back to the pool's own (contents copied back); a short buffer is refused.
+        lib.call("jg_pool_use_batch_buffers", mine, None, 0, None, None)
+        back_ids, back_rows = lib.batch_buffers(mine)
+        assert back_ids.tolist() == my_ids[:4].tolist() and back_rows["obs"].tobytes() == arrays["obs"].tobytes()
+        with pytest.raises(CapiError, match=r"env_ids buffer should hold at least 4 int32s, got 3") as e:
+            lib.call("jg_pool_use_batch_buffers", mine, my_ids.ctypes.data, 3, None, None)
+        assert e.value.status == "JG_ERR_VALUE"
+        short = BufferSizes(obs=5)
+        with pytest.raises(CapiError, match=r"obs buffer should hold at least \d+ floats, got 5"):
+            lib.call("jg_pool_use_batch_buffers", mine, None, 0, ctypes.byref(Buffers(obs=b.obs)),
+                     ctypes.byref(short))
+        with pytest.raises(CapiError, match="sizes should not be NULL") as e:
+            lib.call("jg_pool_use_batch_buffers", mine, None, 0, ctypes.byref(b), None)
+        assert e.value.status == "JG_ERR_NULL"
+    finally:
+        lib.close(own)
+        lib.close(mine)
+
+
+def test_bad_batch_sizes_say_what_python_says(lib):
+    for batch_size in (5, 1 << 30):
+        kind, message = python_error(lambda: _core.WorldPool(ASYNC_TASK, 4, batch_size=batch_size))
+        with pytest.raises(CapiError) as e:
+            lib.create(ASYNC_TASK, 4, batch_size=batch_size)
+        assert (e.value.status, e.value.message) == (status_of(kind), message)
+    kind, message = python_error(lambda: _core.WorldPool(ASYNC_TASK, 4, batch_size=-1))
+    with pytest.raises(CapiError) as e:
+        lib.create(ASYNC_TASK, 4, batch_size=-1)
+    assert (e.value.status, e.value.message) == (status_of(kind), message + " (or 0 for num_envs)")
+    handle = lib.create_json(ASYNC_TASK, 4, None, batch_size=0)  # 0: num_envs, as Python's None
+    try:
+        assert lib.dims(handle).batch_size == 4
+    finally:
+        lib.close(handle)
+
+
+def test_bad_async_calls_say_what_python_says(lib):
+    """Every misuse of send/recv gets the words of Python's exception, and
+    changes nothing: the next good calls give Python's results."""
+    pool = _core.WorldPool(ASYNC_TASK, 5, num_threads=2, batch_size=2)
+    handle = lib.create(ASYNC_TASK, 5, num_threads=2, batch_size=2)
+    a, d = pool.num_agents, pool.act_dim
+
+    def zeros(rows):
+        return np.zeros((rows, a, d), np.float32)
+
+    def same(python_call, c_call):
+        kind, message = python_error(python_call)
+        with pytest.raises(CapiError) as e:
+            c_call()
+        assert (e.value.status, e.value.message) == (status_of(kind), message)
+        return message
+
+    try:
+        assert "before it was reset" in same(lambda: pool.send(zeros(1), [0]), lambda: lib.send(handle, zeros(1), [0]))
+        assert "no worlds in flight" in same(pool.recv, lambda: lib.recv(handle))
+        pool.reset_all(seed=4)
+        lib.reset(handle, 4)
+        for ids in ([5], [0, -1], [1, 1], [], [0, 1, 2, 3, 4, 0], [2, 0, 2]):
+            rows = max(len(ids), 1)
+            same(lambda: pool.send(zeros(rows), ids), lambda: lib.send(handle, zeros(rows), ids))
+        bad = zeros(2)
+        bad[1, 0, 2] = np.nan
+        assert "finite" in same(lambda: pool.send(bad, [0, 1]), lambda: lib.send(handle, bad, [0, 1]))
+        bad[1, 0, 2] = -np.inf
+        same(lambda: pool.send(bad, [0, 1]), lambda: lib.send(handle, bad, [0, 1]))
+        # Sizes and pointers (no Python counterpart for NULL: its own words).
+        python_message = python_error(lambda: pool.send(zeros(3), [0, 1]))[1]
+        with pytest.raises(CapiError) as e:
+            lib.send(handle, zeros(3), [0, 1])
+        prefix = python_message.split(", got")[0]
+        assert e.value.status == "JG_ERR_VALUE" and e.value.message.startswith(prefix + " ("), e.value.message
+        ids = np.array([0, 1], np.int32)
+        with pytest.raises(CapiError, match=r"actions should have shape \(2, 1, \d+\) \(\d+ float32 values\), "
+                                            r"got NULL") as e:
+            lib.call("jg_pool_send", handle, None, 2 * d, ids.ctypes.data, 2)
+        assert e.value.status == "JG_ERR_VALUE"
+        with pytest.raises(CapiError, match="env_ids should not be NULL") as e:
+            lib.call("jg_pool_send", handle, zeros(2).ctypes.data, 2 * d, None, 2)
+        assert e.value.status == "JG_ERR_NULL"
+        with pytest.raises(CapiError, match="count should not be NULL") as e:
+            lib.call("jg_pool_in_flight", handle, None)
+        assert e.value.status == "JG_ERR_NULL"
+        with pytest.raises(CapiError, match=r"env_ids should hold 1 to 5 distinct world ids, got -1"):
+            lib.call("jg_pool_send", handle, zeros(1).ctypes.data, d, ids.ctypes.data, ctypes.c_size_t(-1))
+        assert lib.in_flight(handle) == pool.in_flight == 0  # nothing was half-sent
+        # Worlds in flight: no second send, no step, no reset_one of them, no buffer switch.
+        pool.send(zeros(2), [0, 1])
+        lib.send(handle, zeros(2), [0, 1])
+        assert "world 1, which is still in flight" in same(lambda: pool.send(zeros(2), [2, 1]),
+                                                           lambda: lib.send(handle, zeros(2), [2, 1]))
+        assert lib.in_flight(handle) == pool.in_flight == 2  # world 2 was not sent either
+        five = np.full((5, a, d), 0.5, np.float32)
+        assert "2 worlds are in flight" in same(lambda: pool.step_all(five), lambda: lib.step(handle, five))
+        assert "which is in flight" in same(lambda: pool.reset_one(1), lambda: lib.reset_one(handle, 1))
+        with pytest.raises(CapiError, match=r"jg_pool_use_buffers\(\) called while 2 worlds are in flight") as e:
+            lib.call("jg_pool_use_buffers", handle, None, None)
+        assert e.value.status == "JG_ERR_STATE"
+        # The refused step did not touch the actions of the worlds in flight.
+        recv_both_and_compare(lib, pool, handle)
+        pool.send(zeros(1), [4])
+        lib.send(handle, zeros(1), [4])
+        assert "only 1 are in flight" in same(pool.recv, lambda: lib.recv(handle))
+        pool.send(np.full((1, a, d), 0.3, np.float32), [2])
+        lib.send(handle, np.full((1, a, d), 0.3, np.float32), [2])
+        recv_both_and_compare(lib, pool, handle)
+        # reset_all drops the worlds in flight; then everything steps as before.
+        pool.send(zeros(2), [0, 3])
+        lib.send(handle, zeros(2), [0, 3])
+        pool.reset_all(seed=1)
+        lib.reset(handle, 1)
+        assert lib.in_flight(handle) == pool.in_flight == 0
+        pool.step_all(five)
+        lib.step(handle, five)
+        assert_same_buffers(pool, lib.buffers(handle), "step after the refused calls")
+        # After close: every async call on the stale handle.
+        pool.send(zeros(2), [0, 3])
+        lib.send(handle, zeros(2), [0, 3])
+        pool.close()
+        lib.close(handle)  # with work in flight: no error
+        for python_call, c_call in [(pool.recv, lambda: lib.recv(handle)),
+                                    (lambda: pool.send(zeros(1), [0]), lambda: lib.send(handle, zeros(1), [0])),
+                                    (pool.async_reset, lambda: lib.async_reset(handle)),
+                                    (lambda: pool.in_flight, lambda: lib.in_flight(handle))]:
+            assert "WorldPool is closed" in same(python_call, c_call)
+        for name, args in [("jg_pool_batch_buffers", (handle, None, None)),
+                           ("jg_pool_use_batch_buffers", (handle, None, 0, None, None))]:
+            with pytest.raises(CapiError, match="WorldPool is closed") as e:
+                lib.call(name, *args)
+            assert e.value.status == "JG_ERR_STATE"
+    finally:
+        pool.close()
+        try:
+            lib.close(handle)
+        except CapiError:
+            pass
+
+
+def recv_both_and_compare(lib, pool, handle):
+    """recv from the Python pool and the C one (2 threads: in any order), and the same rows per world."""
+    py_ids = pool.recv()[0].copy()
+    py_rows = {name: getattr(pool, python).copy() for name, python in RECV_NAMES.items()}
+    c_ids, c_rows = lib.recv(handle)
+    assert sorted(py_ids) == sorted(c_ids)
+    for k, i in enumerate(c_ids):
+        assert world_record(c_rows, k) == world_record(py_rows, py_ids.tolist().index(i)), f"world {i}"
+
+
+def test_close_with_work_in_flight(lib):
+    """Closing (or never closing) with worlds in flight neither crashes nor hangs."""
+    for threads in (1, 2):
+        handle = lib.create(ASYNC_TASK, 16, num_threads=threads, batch_size=4, frame_skip="50")
+        d = lib.dims(handle)
+        lib.reset(handle, 0)
+        lib.send(handle, np.zeros((16, d.num_agents, d.act_dim), np.float32), np.arange(16))
+        lib.close(handle)
+        with pytest.raises(CapiError, match="WorldPool is already closed"):
+            lib.close(handle)
+    done = subprocess.run([sys.executable, "-c", EXIT_IN_FLIGHT, str(lib.path), str(Path(__file__).parent),
+                           ASYNC_TASK], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("exiting"), done.stdout[-2000:] + done.stderr[-3000:]
+
+
+EXIT_IN_FLIGHT = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+from capi import Library
+lib = Library(sys.argv[1])
+handle = lib.create(sys.argv[3], 32, num_threads=2, batch_size=8, frame_skip="50")
+d = lib.dims(handle)
+lib.reset(handle, 0)
+lib.send(handle, np.zeros((32, d.num_agents, d.act_dim), np.float32), np.arange(32))
+print("exiting")  # and the process exits with work in flight, the pool never closed
+"""
+
+
+def test_a_refused_step_leaves_the_sent_actions(lib):
+    """step_all while worlds are in flight is refused without writing over
+    the actions they were sent with (one thread: they step in recv, after the
+    refused call): each world's result is step_all's with the sent actions."""
+    sync = _core.WorldPool(ASYNC_TASK, 4, num_threads=1)
+    handle = lib.create(ASYNC_TASK, 4, num_threads=1, batch_size=4)
+    try:
+        shape = (4, sync.num_agents, sync.act_dim)
+        sent = np.random.default_rng(0).uniform(sync.action_low, sync.action_high, shape).astype(np.float32)
+        sync.reset_all(seed=2)
+        sync.step_all(sent)
+        lib.reset(handle, 2)
+        lib.send(handle, sent, np.arange(4))
+        with pytest.raises(CapiError, match="in flight"):
+            lib.step(handle, np.full(shape, 0.9, np.float32))
+        ids, rows = lib.recv(handle)
+        assert ids.tolist() == [0, 1, 2, 3]
+        assert rows["obs"].tobytes() == sync.obs.tobytes() and rows["reward"].tobytes() == sync.rewards.tobytes()
+    finally:
+        lib.close(handle)
+        sync.close()
+
+
+def test_another_thread_during_send_and_recv_gets_busy_or_state_never_a_crash(lib):
+    """One thread drives send/recv while another queries and tries to step
+    the same pool: each call of the other thread either runs (in_flight,
+    batch_buffers) or is refused (JG_ERR_BUSY, or JG_ERR_STATE for a step
+    with work in flight); the driver retries on JG_ERR_BUSY and loses nothing."""
+    handle = lib.create(ASYNC_TASK, 8, num_threads=2, batch_size=4)
+    d = lib.dims(handle)
+    actions = np.zeros((4, d.num_agents, d.act_dim), np.float32)
+    everything = np.zeros((8, d.num_agents, d.act_dim), np.float32)
+    seen: list[str] = []
+    received = []
+    done = threading.Event()
+
+    def retry(call):
+        while True:
+            try:
+                return call()
+            except CapiError as error:
+                assert error.status == "JG_ERR_BUSY", error
+
+    def drive():
+        try:
+            retry(lambda: lib.async_reset(handle, 0))
+            for _ in range(60):
+                ids = retry(lambda: lib.recv(handle))[0].copy()
+                received.extend(ids.tolist())
+                retry(lambda: lib.send(handle, actions, ids))
+        finally:
+            done.set()
+
+    def meddle():
+        while not done.is_set():
+            for call in (lambda: lib.in_flight(handle), lambda: lib.batch_buffers(handle),
+                         lambda: lib.step(handle, everything)):
+                try:
+                    call()
+                    seen.append("JG_OK")
+                except CapiError as error:
+                    seen.append(error.status)
+
+    threads = [threading.Thread(target=drive), threading.Thread(target=meddle)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert len(received) == 60 * 4 and lib.in_flight(handle) == 8
+        # (which of them each call met depends on timing: any is fine)
+        assert set(seen) <= {"JG_OK", "JG_ERR_BUSY", "JG_ERR_STATE"}, set(seen)
+    finally:
+        lib.close(handle)
+
+
+def test_mujoco_errors_arrive_through_recv_in_pythons_words(lib, tmp_path):
+    from test_mujoco_errors import small_memory_ant
+
+    model = str(small_memory_ant(tmp_path))
+    actions = np.ones((4, 1, 8), np.float32)
+    ids = np.arange(4, dtype=np.int32)
+
+    def python_messages() -> list[str]:
+        messages = []
+        with _core.WorldPool("ant", 4, num_threads=1, batch_size=4, xml_file=model) as pool:
+            pool.async_reset(seed=0)
+            pool.recv()
+            for _ in range(200):
+                pool.send(actions, ids)
+                try:
+                    pool.recv()
+                except MemoryError as error:
+                    messages.append(str(error))
+                    break
+            assert pool.in_flight == 0
+            messages.append(python_error(lambda: pool.send(actions, ids))[1])
+        return messages
+
+    expected = python_messages()
+    assert len(expected) == 2, expected
+    handle = lib.create("ant", 4, num_threads=1, batch_size=4, xml_file=json.dumps(model))
+    try:
+        lib.async_reset(handle, 0)
+        lib.recv(handle)
+        got = []
+        for _ in range(200):
+            lib.send(handle, actions, ids)
+            out = ctypes.POINTER(ctypes.c_int32)()
+            status = lib.lib.jg_pool_recv(handle, ctypes.byref(out), None)
+            if status != 0:
+                assert STATUS[status] == "JG_ERR_OUT_OF_MEMORY"
+                got.append(lib.error())
+                assert sorted(np.ctypeslib.as_array(out, shape=(4,))) == [0, 1, 2, 3]  # received all the same
+                break
+        assert lib.in_flight(handle) == 0
+        with pytest.raises(CapiError) as e:
+            lib.send(handle, actions, ids)
+        assert e.value.status == "JG_ERR_STATE"
+        got.append(e.value.message)
+        assert got == expected
+        lib.async_reset(handle, 0)  # a reset brings the worlds back
+        lib.recv(handle)
+        lib.send(handle, np.zeros_like(actions), ids)
+        assert np.isfinite(lib.recv(handle)[1]["obs"]).all()
+    finally:
+        lib.close(handle)
+
+
 # --- examples: C and Java, same returns as Python ----------------------------------------------
 
 
@@ -588,12 +1062,12 @@ def parse_episodes(stdout: str) -> list[tuple[int, int, int]]:
     return episodes
 
 
-def compile_c_example(lib: Library, where: Path) -> Path:
+def compile_c_example(lib: Library, where: Path, name: str = "rollout") -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     assert compiler, "a C compiler (cc) is needed to build examples/c"
-    exe = where / "rollout"
+    exe = where / name
     command = [compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
-               str(ROOT / "examples" / "c" / "rollout.c"), f"-I{ROOT / 'include'}", f"-L{lib.path.parent}",
+               str(ROOT / "examples" / "c" / f"{name}.c"), f"-I{ROOT / 'include'}", f"-L{lib.path.parent}",
                "-ljoltgym_marl", f"-Wl,-rpath,{lib.path.parent}", "-o", str(exe)]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
@@ -615,6 +1089,23 @@ def test_c_example_returns_are_pythons(lib, tmp_path):
     ran = subprocess.run([str(exe), "hopper", "4", "300", "3", "1"], capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert parse_episodes(ran.stdout) == linear_policy_returns("hopper", 4, 300, 3)
+
+
+def test_c_async_example_returns_are_pythons(lib, tmp_path):
+    """examples/c/async_rollout.c: the same episodes and returns as the
+    synchronous loop (in the order worlds finish)."""
+    exe = compile_c_example(lib, tmp_path, "async_rollout")
+    assert "usage: async_rollout" in subprocess.run([str(exe), "--help"], capture_output=True, text=True).stdout
+    for args in (["half_cheetah", "8", "1010", "11", "2", "3"], ["hopper", "4", "300", "3", "1", "2"],
+                 ["hopper", "5", "300", "3", "2", "1"], ["hopper", "16", "200", "3", "2", "7"]):
+        ran = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert f"batch {args[-1]}" in ran.stdout and "env-steps/s:" in ran.stdout
+        episodes = parse_episodes(ran.stdout)
+        assert episodes, ran.stdout
+        assert sorted(episodes) == sorted(linear_policy_returns(args[0], int(args[1]), int(args[2]), int(args[3])))
+    ran = subprocess.run([str(exe), "hopper", "4", "10", "0", "1", "5"], capture_output=True, text=True)
+    assert ran.returncode == 1 and "batch_size should be in [1, 4], got 5" in ran.stderr
 
 
 def java_tools() -> tuple[str, str]:
@@ -659,8 +1150,8 @@ def test_java_example_returns_are_pythons(lib, tmp_path):
 @pytest.mark.slow
 def test_error_paths_under_asan_and_ubsan(tmp_path):
     """The C error-path program against the library built with ASan + UBSan
-    (leak checking on), then this file's bad-input tests through ctypes
-    against that library."""
+    (leak checking on), then this file's bad-input tests (the asynchronous
+    calls' too) through ctypes against that library."""
     from sanitizers import build, compiler_runtime, preload_for_python, sanitizer_reports
 
     folder = build("joltgym_marl")
@@ -684,7 +1175,13 @@ def test_error_paths_under_asan_and_ubsan(tmp_path):
     selected = ["test_bad_keyword_arguments_say_what_python_says", "test_bad_pool_settings_say_what_python_says",
                 "test_bad_steps_say_what_python_says", "test_null_unknown_and_stale_handles", "test_null_pointers",
                 "test_two_threads_in_one_pool_get_busy_never_a_crash", "test_close_while_another_thread_steps",
-                "test_caller_buffers_receive_the_results", "test_rollouts_are_bit_identical_to_world_pool"]
+                "test_caller_buffers_receive_the_results", "test_rollouts_are_bit_identical_to_world_pool",
+                # asynchronous stepping
+                "test_bad_async_calls_say_what_python_says", "test_bad_batch_sizes_say_what_python_says",
+                "test_batch_buffers_stay_put_and_can_be_the_callers", "test_close_with_work_in_flight",
+                "test_a_refused_step_leaves_the_sent_actions",
+                "test_another_thread_during_send_and_recv_gets_busy_or_state_never_a_crash",
+                "test_async_rollouts_are_bit_identical_to_python_and_to_step"]
     env = dict(os.environ, JOLTGYM_CAPI_LIBRARY=str(library), LD_PRELOAD=preload_for_python(),
                ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                PYTHONDONTWRITEBYTECODE="1")

@@ -11,7 +11,8 @@
  * The policy, action[j] = clip(sum_k W[j][k] * obs[k], low[j], high[j]) with
  * W[j][k] = ((j * obs_dim + k) % 7 - 3) / 10, summed in double in k order, is
  * the one examples/java/Rollout.java and tests/test_capi.py use, so the
- * returns printed are bit-identical across C, Java and Python. */
+ * returns printed are bit-identical across C, Java and Python.
+ * examples/c/async_rollout.c steps the same policy with send/recv. */
 #define _POSIX_C_SOURCE 199309L  /* clock_gettime */
 #include <inttypes.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
             JG_ABI_VERSION);
     return 1;
   }
-  jg_pool_config config = {num_threads, 1000, "next_step"};
+  jg_pool_config config = {num_threads, 1000, "next_step", 0};
   jg_pool pool = 0;
   if (check(jg_pool_create(task, num_envs, &config, NULL, NULL, 0, &pool), "jg_pool_create")) return 1;
   jg_dims d;

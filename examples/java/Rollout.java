@@ -33,19 +33,21 @@ public final class Rollout {
       Native.register("joltgym_marl");
     }
 
-    @Structure.FieldOrder({"num_threads", "max_episode_steps", "autoreset_mode"})
+    @Structure.FieldOrder({"num_threads", "max_episode_steps", "autoreset_mode", "batch_size"})
     public static class Config extends Structure {
       public int num_threads;
       public int max_episode_steps;
       public String autoreset_mode;
+      public int batch_size;  // 0: num_envs (only send/recv use it)
     }
 
     @Structure.FieldOrder({"num_envs", "num_agents", "obs_dim", "act_dim", "info_width",
-        "num_info_fields", "num_threads", "max_episode_steps", "dt"})
+        "num_info_fields", "num_threads", "max_episode_steps", "dt", "batch_size"})
     public static class Dims extends Structure {
       public int num_envs, num_agents, obs_dim, act_dim, info_width, num_info_fields, num_threads,
           max_episode_steps;
       public double dt;
+      public int batch_size;
     }
 
     @Structure.FieldOrder({"obs", "reward", "terminated", "truncated", "info", "final_obs",
@@ -68,7 +70,7 @@ public final class Rollout {
     static native int jg_pool_close(long pool);
   }
 
-  static final int JG_ABI_VERSION = 1;
+  static final int JG_ABI_VERSION = 2;
   static final int JG_RESET = 1;
 
   static void check(int status, String call) {

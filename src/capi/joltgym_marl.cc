@@ -35,6 +35,7 @@
 
 namespace {
 
+using joltgym::BadIndex;
 using joltgym::BadType;
 using joltgym::BadValue;
 using joltgym::StateError;
@@ -49,9 +50,6 @@ struct BusyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 struct NullError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct IndexError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -91,7 +89,7 @@ jg_status Guarded(Body&& body) noexcept {
   } catch (const NullError& e) {
     t_error = e.what();
     return JG_ERR_NULL;
-  } catch (const IndexError& e) {
+  } catch (const BadIndex& e) {
     t_error = e.what();
     return JG_ERR_INDEX;
   } catch (const std::bad_alloc&) {
@@ -261,6 +259,57 @@ std::unique_ptr<T[]> Zeros(std::size_t count) {
   return std::unique_ptr<T[]>(new T[std::max<std::size_t>(count, 1)]());
 }
 
+// Element counts of a set of result buffers for `rows` worlds.
+jg_buffer_sizes SizesFor(std::size_t rows, const joltgym::Task& t) {
+  const std::size_t a = t.num_agents(), od = t.obs_dim(), iw = t.info_layout().width();
+  jg_buffer_sizes s{};
+  s.obs = s.final_obs = rows * a * od;
+  s.reward = s.terminated = s.truncated = rows * a;
+  s.info = s.final_info = rows * a * iw;
+  s.reset_kind = s.unstable = s.elapsed = rows;
+  return s;
+}
+
+// One set of result buffers (jg_buffers' fields) the library owns.
+struct OwnedBuffers {
+  std::unique_ptr<float[]> obs, final_obs, reward;
+  std::unique_ptr<bool[]> terminated, truncated, unstable;
+  std::unique_ptr<double[]> info, final_info;
+  std::unique_ptr<std::uint8_t[]> reset_kind;
+  std::unique_ptr<std::int32_t[]> elapsed;
+
+  jg_buffers Allocate(const jg_buffer_sizes& s) {
+    obs = Zeros<float>(s.obs);
+    final_obs = Zeros<float>(s.final_obs);
+    reward = Zeros<float>(s.reward);
+    terminated = Zeros<bool>(s.terminated);
+    truncated = Zeros<bool>(s.truncated);
+    unstable = Zeros<bool>(s.unstable);
+    info = Zeros<double>(s.info);
+    final_info = Zeros<double>(s.final_info);
+    reset_kind = Zeros<std::uint8_t>(s.reset_kind);
+    elapsed = Zeros<std::int32_t>(s.elapsed);
+    return jg_buffers{obs.get(),        reward.get(),    terminated.get(), truncated.get(),
+                      info.get(),       final_obs.get(), final_info.get(), reset_kind.get(),
+                      unstable.get(),   elapsed.get()};
+  }
+};
+
+joltgym::PoolBuffers ToCore(const jg_buffers& b) {
+  joltgym::PoolBuffers out;
+  out.obs = b.obs;
+  out.reward = b.reward;
+  out.terminated = b.terminated;
+  out.truncated = b.truncated;
+  out.info = b.info;
+  out.final_obs = b.final_obs;
+  out.final_info = b.final_info;
+  out.reset_kind = b.reset_kind;
+  out.unstable = b.unstable;
+  out.elapsed = b.elapsed;
+  return out;
+}
+
 struct PoolState {
   std::mutex mutex;  // held by the call inside the pool's worlds or buffers
   std::string name;
@@ -268,16 +317,22 @@ struct PoolState {
   std::unique_ptr<joltgym::WorldPool> pool;   // null once closed
   jg_dims dims{};
   std::vector<float> low, high;
+  // The pool's own result buffers, and the ones in use (own or the caller's).
   jg_buffer_sizes sizes{};
-  // The pool's own buffers, and the ones in use (own or the caller's).
-  std::unique_ptr<float[]> obs, final_obs, reward;
-  std::unique_ptr<bool[]> terminated, truncated, unstable;
-  std::unique_ptr<double[]> info, final_info;
-  std::unique_ptr<std::uint8_t[]> reset_kind;
-  std::unique_ptr<std::int32_t[]> elapsed;
+  OwnedBuffers own_memory;
   jg_buffers own{}, current{};
-  std::vector<float> actions;  // the pool's copy of the last actions
+  std::vector<float> actions;  // the pool's copy of the last actions (the workers read it)
+  std::vector<float> staged;   // actions being checked (never a row a worker reads)
   std::vector<long> action_shape;
+  // Asynchronous stepping: send()'s ids, and the batch buffers recv() fills.
+  int batch_size = 1;
+  std::vector<int> send_ids;
+  std::unique_ptr<joltgym::SendIdChecker> send_checker;
+  jg_buffer_sizes batch_sizes{};
+  OwnedBuffers batch_memory;
+  jg_buffers batch_own{}, batch_current{};
+  std::unique_ptr<std::int32_t[]> batch_ids_own;
+  std::int32_t* batch_ids = nullptr;
 };
 
 // Handles: slot + 1 in the low 32 bits, the slot's generation in the high
@@ -392,8 +447,14 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
     throw BadValue(joltgym::IntRangeMessage("num_envs", 1, joltgym::kMaxNumEnvs, num_envs < 1,
                                             std::to_string(num_envs)));
   }
-  jg_pool_config c{0, 1000, nullptr};
+  jg_pool_config c{0, 1000, nullptr, 0};
   if (config != nullptr) c = *config;
+  if (c.batch_size < 0 || c.batch_size > num_envs) {
+    throw BadValue(joltgym::IntRangeMessage("batch_size", 1, num_envs, c.batch_size < 1,
+                                            std::to_string(c.batch_size)) +
+                   (c.batch_size < 0 ? " (or 0 for num_envs)" : ""));
+  }
+  const int batch_size = c.batch_size == 0 ? num_envs : c.batch_size;
   if (c.num_threads < 0) {
     throw BadValue(joltgym::IntRangeMessage("num_threads", 1, std::numeric_limits<int>::max(), true,
                                             std::to_string(c.num_threads)) +
@@ -423,8 +484,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   state->task = made;
   const joltgym::Task& t = *made;
 
-  const std::size_t n = static_cast<std::size_t>(num_envs), a = t.num_agents(),
-                    od = t.obs_dim(), ad = t.act_dim(), iw = t.info_layout().width();
+  const std::size_t n = static_cast<std::size_t>(num_envs), a = t.num_agents(), ad = t.act_dim();
   jg_dims& d = state->dims;
   d.num_envs = num_envs;
   d.num_agents = t.num_agents();
@@ -434,47 +494,27 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   d.num_info_fields = static_cast<int32_t>(t.info_layout().fields().size());
   d.max_episode_steps = c.max_episode_steps;
   d.dt = t.dt();
+  d.batch_size = batch_size;
   for (std::size_t j = 0; j < ad; ++j) {
     state->low.push_back(static_cast<float>(t.action_low()[j]));
     state->high.push_back(static_cast<float>(t.action_high()[j]));
   }
-  jg_buffer_sizes& s = state->sizes;
-  s.obs = s.final_obs = n * a * od;
-  s.reward = s.terminated = s.truncated = n * a;
-  s.info = s.final_info = n * a * iw;
-  s.reset_kind = s.unstable = s.elapsed = n;
-  state->obs = Zeros<float>(s.obs);
-  state->final_obs = Zeros<float>(s.final_obs);
-  state->reward = Zeros<float>(s.reward);
-  state->terminated = Zeros<bool>(s.terminated);
-  state->truncated = Zeros<bool>(s.truncated);
-  state->unstable = Zeros<bool>(s.unstable);
-  state->info = Zeros<double>(s.info);
-  state->final_info = Zeros<double>(s.final_info);
-  state->reset_kind = Zeros<std::uint8_t>(s.reset_kind);
-  state->elapsed = Zeros<std::int32_t>(s.elapsed);
-  state->own = jg_buffers{state->obs.get(),        state->reward.get(),    state->terminated.get(),
-                          state->truncated.get(),  state->info.get(),      state->final_obs.get(),
-                          state->final_info.get(), state->reset_kind.get(), state->unstable.get(),
-                          state->elapsed.get()};
-  state->current = state->own;
+  state->sizes = SizesFor(n, t);
+  state->own = state->current = state->own_memory.Allocate(state->sizes);
   state->actions.assign(n * a * ad, 0.0f);
+  state->staged.assign(n * a * ad, 0.0f);
   state->action_shape = {static_cast<long>(n), static_cast<long>(a), static_cast<long>(ad)};
+  state->batch_size = batch_size;
+  state->send_ids.assign(n, 0);
+  state->send_checker = std::make_unique<joltgym::SendIdChecker>(num_envs);
+  state->batch_sizes = SizesFor(static_cast<std::size_t>(batch_size), t);
+  state->batch_own = state->batch_current = state->batch_memory.Allocate(state->batch_sizes);
+  state->batch_ids_own = Zeros<std::int32_t>(static_cast<std::size_t>(batch_size));
+  state->batch_ids = state->batch_ids_own.get();
 
   state->pool = std::make_unique<joltgym::WorldPool>(made, num_envs, threads, c.max_episode_steps, mode);
   d.num_threads = state->pool->num_threads();
-  joltgym::PoolBuffers b;
-  b.obs = state->own.obs;
-  b.reward = state->own.reward;
-  b.terminated = state->own.terminated;
-  b.truncated = state->own.truncated;
-  b.info = state->own.info;
-  b.final_obs = state->own.final_obs;
-  b.final_info = state->own.final_info;
-  b.reset_kind = state->own.reset_kind;
-  b.unstable = state->own.unstable;
-  b.elapsed = state->own.elapsed;
-  state->pool->Bind(b);
+  state->pool->Bind(ToCore(state->own));
   // Warnings of compiling the model, then of creating the worlds, as Python
   // words them (RaiseConstructionWarnings, then the pool's reports).
   joltgym::MujocoReport& pending = joltgym::ThreadConstructionReport();
@@ -490,6 +530,73 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
 template <typename T>
 void CopyInto(T* target, const T* source, std::size_t count) {
   if (target != source) std::memcpy(target, source, sizeof(T) * count);
+}
+
+// The buffers to use next: each non-NULL field of `given` (holding `have`
+// elements, at least `need`) replaces `own`'s.
+jg_buffers PickBuffers(jg_buffers next, const jg_buffers& given, const jg_buffer_sizes& have,
+                       const jg_buffer_sizes& need) {
+  auto pick = [](auto given_field, auto own_field, std::size_t size, std::size_t required,
+                 const char* name, const char* unit) {
+    if (given_field == nullptr) return own_field;
+    if (size < required) {
+      throw BadValue(std::string(name) + " buffer should hold at least " +
+                     std::to_string(required) + " " + unit + ", got " + std::to_string(size));
+    }
+    return given_field;
+  };
+  next.obs = pick(given.obs, next.obs, have.obs, need.obs, "obs", "floats");
+  next.reward = pick(given.reward, next.reward, have.reward, need.reward, "reward", "floats");
+  next.terminated = pick(given.terminated, next.terminated, have.terminated, need.terminated,
+                         "terminated", "bools");
+  next.truncated = pick(given.truncated, next.truncated, have.truncated, need.truncated,
+                        "truncated", "bools");
+  next.info = pick(given.info, next.info, have.info, need.info, "info", "doubles");
+  next.final_obs = pick(given.final_obs, next.final_obs, have.final_obs, need.final_obs,
+                        "final_obs", "floats");
+  next.final_info = pick(given.final_info, next.final_info, have.final_info, need.final_info,
+                         "final_info", "doubles");
+  next.reset_kind = pick(given.reset_kind, next.reset_kind, have.reset_kind, need.reset_kind,
+                         "reset_kind", "bytes");
+  next.unstable = pick(given.unstable, next.unstable, have.unstable, need.unstable, "unstable",
+                       "bools");
+  next.elapsed = pick(given.elapsed, next.elapsed, have.elapsed, need.elapsed, "elapsed",
+                      "int32s");
+  return next;
+}
+
+// Copies the contents of buffers in use over to the ones that replace them.
+void CopyBuffers(const jg_buffers& next, const jg_buffers& cur, const jg_buffer_sizes& n) {
+  CopyInto(next.obs, cur.obs, n.obs);
+  CopyInto(next.reward, cur.reward, n.reward);
+  CopyInto(next.terminated, cur.terminated, n.terminated);
+  CopyInto(next.truncated, cur.truncated, n.truncated);
+  CopyInto(next.info, cur.info, n.info);
+  CopyInto(next.final_obs, cur.final_obs, n.final_obs);
+  CopyInto(next.final_info, cur.final_info, n.final_info);
+  CopyInto(next.reset_kind, cur.reset_kind, n.reset_kind);
+  CopyInto(next.unstable, cur.unstable, n.unstable);
+  CopyInto(next.elapsed, cur.elapsed, n.elapsed);
+}
+
+// `actions` of `shape` as the caller gave them: `count` values, not NULL.
+void CheckActionCount(const float* actions, std::size_t count, const std::vector<long>& shape) {
+  std::size_t expected = 1;
+  for (const long d : shape) expected *= static_cast<std::size_t>(d);
+  if (actions == nullptr || count != expected) {
+    throw BadValue("actions should have shape " + joltgym::ShapeString(shape) + " (" +
+                   std::to_string(expected) + " float32 values), got " +
+                   (actions == nullptr ? std::string("NULL") : std::to_string(count) + " values"));
+  }
+}
+
+constexpr const char* kResetHint = "reset_all() or reset_one(i)";
+
+// reset_all(seed): the rule for worlds never seeded is WorldPool's.
+void ResetAll(joltgym::WorldPool& p, int32_t has_seed, std::uint64_t seed) {
+  const bool reseed = has_seed != 0;
+  p.ResetAll(reseed, reseed || p.any_unseeded() ? Seed(has_seed, seed) : joltgym::SeedWords{});
+  Report(p, "reset_all()");
 }
 
 }  // namespace
@@ -542,7 +649,7 @@ jg_status jg_task_name(int32_t index, const char** name) {
     RequirePointer(name, "name");
     const Registry& r = GetRegistry();
     if (index < 0 || static_cast<std::size_t>(index) >= r.tasks.size()) {
-      throw IndexError("index should be in [0, " + std::to_string(r.tasks.size()) + "), got " +
+      throw BadIndex("index should be in [0, " + std::to_string(r.tasks.size()) + "), got " +
                        std::to_string(index));
     }
     *name = r.tasks[index]->name.c_str();
@@ -569,7 +676,7 @@ jg_status jg_task_param(const char* task, int32_t index, jg_param_info* out) {
     const Registry& r = GetRegistry();
     const joltgym::TaskInfo& info = *r.tasks[t];
     if (index < 0 || static_cast<std::size_t>(index) >= info.params.size()) {
-      throw IndexError("index should be in [0, " + std::to_string(info.params.size()) + "), got " +
+      throw BadIndex("index should be in [0, " + std::to_string(info.params.size()) + "), got " +
                        std::to_string(index));
     }
     const joltgym::ParamSpec& p = info.params[index];
@@ -682,7 +789,7 @@ jg_status jg_pool_info_field(jg_pool pool, int32_t index, jg_info_field* field) 
     RequirePointer(field, "field");
     const auto& fields = state->task->info_layout().fields();
     if (index < 0 || static_cast<std::size_t>(index) >= fields.size()) {
-      throw IndexError("index should be in [0, " + std::to_string(fields.size()) + "), got " +
+      throw BadIndex("index should be in [0, " + std::to_string(fields.size()) + "), got " +
                        std::to_string(index));
     }
     const joltgym::InfoField& f = fields[index];
@@ -697,12 +804,12 @@ jg_status jg_pool_info_label(jg_pool pool, int32_t field, int32_t label, const c
     RequirePointer(text, "text");
     const auto& fields = state->task->info_layout().fields();
     if (field < 0 || static_cast<std::size_t>(field) >= fields.size()) {
-      throw IndexError("field should be in [0, " + std::to_string(fields.size()) + "), got " +
+      throw BadIndex("field should be in [0, " + std::to_string(fields.size()) + "), got " +
                        std::to_string(field));
     }
     const auto& labels = fields[field].labels;
     if (label < 0 || static_cast<std::size_t>(label) >= labels.size()) {
-      throw IndexError("label should be in [0, " + std::to_string(labels.size()) + "), got " +
+      throw BadIndex("label should be in [0, " + std::to_string(labels.size()) + "), got " +
                        std::to_string(label));
     }
     *text = labels[label].c_str();
@@ -723,60 +830,12 @@ jg_status jg_pool_use_buffers(jg_pool pool, const jg_buffers* buffers, const jg_
     const auto state = Handles().Get(pool);
     if (buffers != nullptr) RequirePointer(sizes, "sizes");
     const auto lock = Enter(*state, "jg_pool_use_buffers()");
-    jg_buffers next = state->own;
-    if (buffers != nullptr) {
-      const jg_buffer_sizes& need = state->sizes;
-      auto pick = [](auto given, auto own, std::size_t have, std::size_t required, const char* name,
-                     const char* unit) {
-        if (given == nullptr) return own;
-        if (have < required) {
-          throw BadValue(std::string(name) + " buffer should hold at least " +
-                         std::to_string(required) + " " + unit + ", got " + std::to_string(have));
-        }
-        return given;
-      };
-      next.obs = pick(buffers->obs, next.obs, sizes->obs, need.obs, "obs", "floats");
-      next.reward = pick(buffers->reward, next.reward, sizes->reward, need.reward, "reward", "floats");
-      next.terminated = pick(buffers->terminated, next.terminated, sizes->terminated,
-                             need.terminated, "terminated", "bools");
-      next.truncated = pick(buffers->truncated, next.truncated, sizes->truncated, need.truncated,
-                            "truncated", "bools");
-      next.info = pick(buffers->info, next.info, sizes->info, need.info, "info", "doubles");
-      next.final_obs = pick(buffers->final_obs, next.final_obs, sizes->final_obs, need.final_obs,
-                            "final_obs", "floats");
-      next.final_info = pick(buffers->final_info, next.final_info, sizes->final_info,
-                             need.final_info, "final_info", "doubles");
-      next.reset_kind = pick(buffers->reset_kind, next.reset_kind, sizes->reset_kind,
-                             need.reset_kind, "reset_kind", "bytes");
-      next.unstable = pick(buffers->unstable, next.unstable, sizes->unstable, need.unstable,
-                           "unstable", "bools");
-      next.elapsed = pick(buffers->elapsed, next.elapsed, sizes->elapsed, need.elapsed, "elapsed",
-                          "int32s");
-    }
-    const jg_buffers& cur = state->current;
-    const jg_buffer_sizes& n = state->sizes;
-    CopyInto(next.obs, cur.obs, n.obs);
-    CopyInto(next.reward, cur.reward, n.reward);
-    CopyInto(next.terminated, cur.terminated, n.terminated);
-    CopyInto(next.truncated, cur.truncated, n.truncated);
-    CopyInto(next.info, cur.info, n.info);
-    CopyInto(next.final_obs, cur.final_obs, n.final_obs);
-    CopyInto(next.final_info, cur.final_info, n.final_info);
-    CopyInto(next.reset_kind, cur.reset_kind, n.reset_kind);
-    CopyInto(next.unstable, cur.unstable, n.unstable);
-    CopyInto(next.elapsed, cur.elapsed, n.elapsed);
-    joltgym::PoolBuffers b;
-    b.obs = next.obs;
-    b.reward = next.reward;
-    b.terminated = next.terminated;
-    b.truncated = next.truncated;
-    b.info = next.info;
-    b.final_obs = next.final_obs;
-    b.final_info = next.final_info;
-    b.reset_kind = next.reset_kind;
-    b.unstable = next.unstable;
-    b.elapsed = next.elapsed;
-    state->pool->Bind(b);
+    const std::string busy = joltgym::WorkInFlightMessage(*state->pool, "jg_pool_use_buffers()");
+    if (!busy.empty()) throw StateError(busy);
+    const jg_buffers next =
+        buffers != nullptr ? PickBuffers(state->own, *buffers, *sizes, state->sizes) : state->own;
+    CopyBuffers(next, state->current, state->sizes);
+    state->pool->Bind(ToCore(next));
     state->current = next;
   });
 }
@@ -785,10 +844,7 @@ jg_status jg_pool_reset(jg_pool pool, int32_t has_seed, uint64_t seed) {
   return Guarded([&] {
     const auto state = Handles().Get(pool);
     const auto lock = Enter(*state, "reset_all()");
-    joltgym::WorldPool& p = *state->pool;
-    const bool reseed = has_seed != 0;
-    p.ResetAll(reseed, reseed || p.any_unseeded() ? Seed(has_seed, seed) : joltgym::SeedWords{});
-    Report(p, "reset_all()");
+    ResetAll(*state->pool, has_seed, seed);
   });
 }
 
@@ -798,9 +854,10 @@ jg_status jg_pool_reset_one(jg_pool pool, int32_t index, int32_t has_seed, uint6
     const auto lock = Enter(*state, "reset_one()");
     joltgym::WorldPool& p = *state->pool;
     if (index < 0 || index >= p.num_envs()) {
-      throw IndexError("index should be in [0, " + std::to_string(p.num_envs()) + "), got " +
-                       std::to_string(index));
+      throw BadIndex("index should be in [0, " + std::to_string(p.num_envs()) + "), got " +
+                     std::to_string(index));
     }
+    if (p.in_flight(index)) throw StateError(joltgym::InFlightMessage("reset_one()", index));
     const bool reseed = has_seed != 0;
     p.ResetOne(index, reseed,
                reseed || !p.seeded(index) ? Seed(has_seed, seed) : joltgym::SeedWords{});
@@ -812,18 +869,114 @@ jg_status jg_pool_step(jg_pool pool, const float* actions, size_t count) {
   return Guarded([&] {
     const auto state = Handles().Get(pool);
     const auto lock = Enter(*state, "step_all()");
-    const std::vector<long>& shape = state->action_shape;
-    if (actions == nullptr || count != state->actions.size()) {
-      throw BadValue("actions should have shape " + joltgym::ShapeString(shape) + " (" +
-                     std::to_string(state->actions.size()) + " float32 values), got " +
-                     (actions == nullptr ? std::string("NULL") : std::to_string(count) + " values"));
-    }
-    joltgym::CopyFinite(actions, state->actions.data(), count, shape, "actions");
     joltgym::WorldPool& p = *state->pool;
+    CheckActionCount(actions, count, state->action_shape);
+    // Checked as copied; never into the rows the workers read for worlds in
+    // flight (this step is refused then).
+    float* target = p.in_flight() > 0 ? state->staged.data() : state->actions.data();
+    joltgym::CopyFinite(actions, target, count, state->action_shape, "actions");
     const std::string blocked = joltgym::NotSteppableMessage(p, "step_all()");
     if (!blocked.empty()) throw StateError(blocked);
     p.StepAll(state->actions.data());
     Report(p, "step_all()");
+  });
+}
+
+jg_status jg_pool_send(jg_pool pool, const float* actions, size_t count, const int32_t* env_ids,
+                       size_t num_ids) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    const auto lock = Enter(*state, "send()");
+    joltgym::WorldPool& p = *state->pool;
+    const long n = p.num_envs();
+    // (a huge size_t, such as a negative count converted, reads as negative)
+    joltgym::CheckSendCount(static_cast<long long>(num_ids), n);
+    RequirePointer(env_ids, "env_ids");
+    const std::vector<long> shape{static_cast<long>(num_ids), state->action_shape[1],
+                                  state->action_shape[2]};
+    CheckActionCount(actions, count, shape);
+    int* ids = state->send_ids.data();
+    for (std::size_t k = 0; k < num_ids; ++k) {
+      ids[k] = joltgym::CheckSendId(env_ids[k], static_cast<long long>(k), n);
+    }
+    joltgym::CopyFinite(actions, state->staged.data(), count, shape, "actions");
+    const int num = static_cast<int>(num_ids);
+    state->send_checker->Check(p, ids, num);
+    const std::size_t row = static_cast<std::size_t>(shape[1] * shape[2]);
+    for (int k = 0; k < num; ++k) {
+      std::memcpy(state->actions.data() + static_cast<std::size_t>(ids[k]) * row,
+                  state->staged.data() + static_cast<std::size_t>(k) * row, sizeof(float) * row);
+    }
+    p.Send(state->actions.data(), ids, num);
+  });
+}
+
+jg_status jg_pool_recv(jg_pool pool, int32_t** env_ids, jg_buffers* batch) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    const auto lock = Enter(*state, "recv()");
+    joltgym::WorldPool& p = *state->pool;
+    const std::string blocked = joltgym::NotReceivableMessage(p, state->batch_size);
+    if (!blocked.empty()) throw StateError(blocked);
+    static_assert(sizeof(int) == sizeof(std::int32_t), "world ids are int32");
+    int* ids = reinterpret_cast<int*>(state->batch_ids);
+    p.Recv(ids, state->batch_size, ToCore(state->batch_current));
+    if (env_ids != nullptr) *env_ids = state->batch_ids;
+    if (batch != nullptr) *batch = state->batch_current;
+    // MuJoCo's reports of the received worlds (after the out-parameters are
+    // set: a failed world is received all the same).
+    std::vector<std::pair<int, joltgym::MujocoReport>> reports;
+    p.TakeReportsOf(ids, state->batch_size, reports);
+    Report(reports, "recv()", kResetHint, true);
+  });
+}
+
+jg_status jg_pool_async_reset(jg_pool pool, int32_t has_seed, uint64_t seed) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    const auto lock = Enter(*state, "async_reset()");
+    ResetAll(*state->pool, has_seed, seed);
+    state->pool->SendReset();
+  });
+}
+
+jg_status jg_pool_in_flight(jg_pool pool, int32_t* count) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    RequirePointer(count, "count");
+    const auto lock = Enter(*state, "jg_pool_in_flight()");
+    *count = state->pool->in_flight();
+  });
+}
+
+jg_status jg_pool_batch_buffers(jg_pool pool, int32_t** env_ids, jg_buffers* batch) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    const auto lock = Enter(*state, "jg_pool_batch_buffers()");
+    if (env_ids != nullptr) *env_ids = state->batch_ids;
+    if (batch != nullptr) *batch = state->batch_current;
+  });
+}
+
+jg_status jg_pool_use_batch_buffers(jg_pool pool, int32_t* env_ids, size_t env_ids_count,
+                                    const jg_buffers* batch, const jg_buffer_sizes* sizes) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    if (batch != nullptr) RequirePointer(sizes, "sizes");
+    const auto lock = Enter(*state, "jg_pool_use_batch_buffers()");
+    const auto bs = static_cast<std::size_t>(state->batch_size);
+    if (env_ids != nullptr && env_ids_count < bs) {
+      throw BadValue("env_ids buffer should hold at least " + std::to_string(bs) +
+                     " int32s, got " + std::to_string(env_ids_count));
+    }
+    const jg_buffers next = batch != nullptr
+                                ? PickBuffers(state->batch_own, *batch, *sizes, state->batch_sizes)
+                                : state->batch_own;
+    std::int32_t* ids = env_ids != nullptr ? env_ids : state->batch_ids_own.get();
+    CopyBuffers(next, state->batch_current, state->batch_sizes);
+    CopyInto(ids, state->batch_ids, bs);
+    state->batch_current = next;
+    state->batch_ids = ids;
   });
 }
 

@@ -16,6 +16,10 @@ class FileNotFound : public std::runtime_error {
 // ValueError too; this alias keeps call sites self-explanatory.
 using BadValue = std::invalid_argument;
 
+// An index out of range, e.g. a world id past num_envs (Python: IndexError,
+// which pybind11 makes of std::out_of_range).
+using BadIndex = std::out_of_range;
+
 // An argument of the wrong type or name, e.g. an unknown keyword argument
 // (Python: TypeError).
 class BadType : public std::logic_error {

@@ -210,13 +210,22 @@ std::string LostWorldMessage(const std::string& call, int index) {
          "reset_all() or reset_one(" + std::to_string(index) + ") first";
 }
 
-std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) {
+std::string InFlightMessage(const std::string& call, int index) {
+  return call + " called on world " + std::to_string(index) +
+         ", which is in flight (sent, not yet received); expected recv() to return it first";
+}
+
+std::string WorkInFlightMessage(const WorldPool& pool, const std::string& call) {
   const int in_flight = pool.in_flight();
-  if (in_flight > 0) {
-    return call + " called while " + std::to_string(in_flight) +
-           " worlds are in flight (sent, not yet received); expected recv() until none are (or "
-           "reset_all(), which waits for them and drops their results)";
-  }
+  if (in_flight == 0) return "";
+  return call + " called while " + std::to_string(in_flight) +
+         " worlds are in flight (sent, not yet received); expected recv() until none are (or "
+         "reset_all(), which waits for them and drops their results)";
+}
+
+std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) {
+  std::string busy = WorkInFlightMessage(pool, call);
+  if (!busy.empty()) return busy;
   const int i = pool.FirstNotSteppable();
   if (i < 0) return "";
   if (pool.lost(i)) return LostWorldMessage(call, i);
@@ -225,6 +234,81 @@ std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) 
            "; expected reset_all() or reset_one(" + std::to_string(i) + ") first";
   }
   return call + " called before reset_all(); expected reset_all() first";
+}
+
+std::string ClipRepr(const std::string& repr) {
+  return repr.size() > 80 ? repr.substr(0, 77) + "..." : repr;
+}
+
+void CheckSendCount(long long count, long num_envs) {
+  if (count < 1 || count > num_envs) {
+    throw BadValue("env_ids should hold 1 to " + std::to_string(num_envs) +
+                   " distinct world ids, got " + std::to_string(count));
+  }
+}
+
+int CheckSendId(long long id, long long position, long num_envs) {
+  if (id < 0 || id >= num_envs) {
+    throw BadIndex("env_ids should be in [0, " + std::to_string(num_envs) + "), got " +
+                   std::to_string(id) + " at position " + std::to_string(position));
+  }
+  return static_cast<int>(id);
+}
+
+std::string NotSendableMessage(const WorldPool& pool, int index) {
+  const World& world = pool.world(index);
+  if (!pool.in_flight(index) && !pool.lost(index) && !world.failed() && world.has_episode()) {
+    return "";
+  }
+  const std::string i = std::to_string(index);
+  if (pool.in_flight(index)) {
+    return "send() called on world " + i +
+           ", which is still in flight (sent, not yet received); expected recv() to return it "
+           "first";
+  }
+  if (pool.lost(index)) return LostWorldMessage("send()", index);
+  if (world.failed()) {
+    return "send() called on world " + i + " after a MuJoCo error in it; expected reset_all() or "
+           "reset_one(" + i + ") first";
+  }
+  return "send() called on world " + i +
+         " before it was reset; expected reset_all() or async_reset() first";
+}
+
+std::string IdsRepr(const int* ids, std::size_t count) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < count && out.size() <= 80; ++k) {
+    out += (k > 0 ? ", " : "") + std::to_string(ids[k]);
+  }
+  return ClipRepr(out + "]");
+}
+
+void SendIdChecker::Check(const WorldPool& pool, const int* ids, int count) {
+  ++serial_;
+  for (int k = 0; k < count; ++k) {
+    const int i = ids[k];
+    if (stamp_[i] == serial_) {
+      throw BadValue("env_ids should be distinct, got world " + std::to_string(i) + " twice in " +
+                     IdsRepr(ids, static_cast<std::size_t>(count)));
+    }
+    stamp_[i] = serial_;
+    const std::string blocked = NotSendableMessage(pool, i);
+    if (!blocked.empty()) throw StateError(blocked);
+  }
+}
+
+std::string NotReceivableMessage(const WorldPool& pool, int batch_size) {
+  const int in_flight = pool.in_flight();
+  if (in_flight == 0) {
+    return "recv() called with no worlds in flight; expected send(actions, env_ids) (or "
+           "async_reset()) first";
+  }
+  if (in_flight < batch_size) {
+    return "recv() waits for batch_size=" + std::to_string(batch_size) + " worlds, but only " +
+           std::to_string(in_flight) + " are in flight; expected send() of at least " +
+           std::to_string(batch_size - in_flight) + " more first";
+  }
+  return "";
 }
 
 }  // namespace joltgym

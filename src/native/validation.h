@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "errors.h"
 #include "params.h"
 #include "world_pool.h"
 
@@ -98,8 +100,53 @@ int PoolThreads(int num_envs, int requested);
 // ("step_all()"), or "" if every world can be stepped.
 std::string NotSteppableMessage(const WorldPool& pool, const std::string& call);
 
+// The StateError message of `call`, which needs every world at rest, while
+// some are in flight; "" if none are.
+std::string WorkInFlightMessage(const WorldPool& pool, const std::string& call);
+
 // The StateError message of `call` on world `index`, which was in flight when
 // the process forked (its step was lost).
 std::string LostWorldMessage(const std::string& call, int index);
+
+// The StateError message of `call` ("reset_one()") on world `index`, which is
+// in flight.
+std::string InFlightMessage(const std::string& call, int index);
+
+// --- asynchronous stepping: send(actions, env_ids) / recv() -----------------------
+
+// `repr` cut to 80 characters, for quoting a caller's argument in a message.
+std::string ClipRepr(const std::string& repr);
+
+// send()'s count of world ids: 1 to num_envs, or BadValue.
+void CheckSendCount(long long count, long num_envs);
+
+// The world id at `position` of send()'s env_ids: in [0, num_envs), or
+// BadIndex.
+int CheckSendId(long long id, long long position, long num_envs);
+
+// Why world `index` cannot be sent now (in flight, lost at a fork, failed,
+// never reset), as send()'s StateError message, or "".
+std::string NotSendableMessage(const WorldPool& pool, int index);
+
+// Python's repr of world ids as a list ("[3, 1]"), cut as ClipRepr does.
+std::string IdsRepr(const int* ids, std::size_t count);
+
+// The checks of send()'s ids (each in range already: CheckSendId) against
+// the pool, under its lock: each world listed once (else BadValue, quoting
+// the ids as IdsRepr does), and sendable (else StateError). One per pool: a
+// stamp per world makes the repeat check allocation-free.
+class SendIdChecker {
+ public:
+  explicit SendIdChecker(int num_envs) : stamp_(static_cast<std::size_t>(num_envs), 0) {}
+  void Check(const WorldPool& pool, const int* ids, int count);
+
+ private:
+  std::vector<std::uint64_t> stamp_;  // per world: the last check that listed it
+  std::uint64_t serial_ = 0;
+};
+
+// Why recv() of `batch_size` worlds cannot run now (none or too few in
+// flight), as its StateError message, or "".
+std::string NotReceivableMessage(const WorldPool& pool, int batch_size);
 
 }  // namespace joltgym

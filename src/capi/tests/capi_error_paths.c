@@ -64,11 +64,11 @@ int main(void) {
   expect(jg_pool_create("no_such_task", 4, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "unknown task");
   expect(jg_pool_create("half_cheetah", 0, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_envs 0");
   expect(jg_pool_create("half_cheetah", 1 << 30, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_envs 2^30");
-  jg_pool_config bad_mode = {0, 1000, "sometimes"};
+  jg_pool_config bad_mode = {0, 1000, "sometimes", 0};
   expect(jg_pool_create("half_cheetah", 4, &bad_mode, NULL, NULL, 0, &pool), JG_ERR_VALUE, "autoreset mode");
-  jg_pool_config bad_threads = {-3, 1000, NULL};
+  jg_pool_config bad_threads = {-3, 1000, NULL, 0};
   expect(jg_pool_create("half_cheetah", 4, &bad_threads, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_threads -3");
-  jg_pool_config bad_steps = {0, -1, NULL};
+  jg_pool_config bad_steps = {0, -1, NULL, 0};
   expect(jg_pool_create("half_cheetah", 4, &bad_steps, NULL, NULL, 0, &pool), JG_ERR_VALUE, "max_episode_steps -1");
   const char* keys[] = {"no_such_key"};
   const char* values[] = {"1"};
@@ -164,6 +164,83 @@ int main(void) {
   printf("%s two threads: %d ok, %d busy, %d other\n", a.other + b.other == 0 ? "ok" : "FAIL",
          a.ok + b.ok, a.busy + b.busy, a.other + b.other);
   if (a.other + b.other != 0 || a.ok + b.ok == 0) ++failures;
+
+  /* asynchronous stepping: send / recv */
+  {
+    jg_pool async = 0;
+    jg_pool_config bad_batch = {0, 1000, NULL, 5};
+    expect(jg_pool_create("half_cheetah", 4, &bad_batch, NULL, NULL, 0, &async), JG_ERR_VALUE,
+           "batch_size 5 of 4 worlds");
+    bad_batch.batch_size = -1;
+    expect(jg_pool_create("half_cheetah", 4, &bad_batch, NULL, NULL, 0, &async), JG_ERR_VALUE, "batch_size -1");
+    jg_pool_config batched = {2, 1000, NULL, 2};
+    expect(jg_pool_create("half_cheetah", 4, &batched, NULL, NULL, 0, &async), JG_OK, "create batched");
+    const size_t row = (size_t)dims.num_agents * dims.act_dim;
+    float* sent = calloc(4 * row, sizeof(float));
+    int32_t ids[4] = {0, 1, 2, 3};
+    int32_t* got = NULL;
+    jg_buffers batch;
+    int32_t flying = -1;
+    expect(jg_pool_send(async, sent, 2 * row, ids, 2), JG_ERR_STATE, "send before reset");
+    expect(jg_pool_recv(async, &got, &batch), JG_ERR_STATE, "recv with none in flight");
+    expect(jg_pool_in_flight(async, NULL), JG_ERR_NULL, "in_flight into NULL");
+    expect(jg_pool_reset(async, 1, 3), JG_OK, "reset batched");
+    expect(jg_pool_send(async, sent, 2 * row, NULL, 2), JG_ERR_NULL, "send NULL ids");
+    expect(jg_pool_send(async, NULL, 2 * row, ids, 2), JG_ERR_VALUE, "send NULL actions");
+    expect(jg_pool_send(async, sent, 2 * row - 1, ids, 2), JG_ERR_VALUE, "send short actions");
+    expect(jg_pool_send(async, sent, 0, ids, 0), JG_ERR_VALUE, "send no ids");
+    expect(jg_pool_send(async, sent, 5 * row, ids, 5), JG_ERR_VALUE, "send 5 ids to 4 worlds");
+    expect(jg_pool_send(async, sent, 2 * row, ids, (size_t)-1), JG_ERR_VALUE, "send (size_t)-1 ids");
+    const int32_t past[2] = {0, 4}, negative[2] = {-1, 0}, twice[2] = {1, 1};
+    expect(jg_pool_send(async, sent, 2 * row, past, 2), JG_ERR_INDEX, "send world 4 of 4");
+    expect(jg_pool_send(async, sent, 2 * row, negative, 2), JG_ERR_INDEX, "send world -1");
+    expect(jg_pool_send(async, sent, 2 * row, twice, 2), JG_ERR_VALUE, "send a world twice");
+    sent[row + 1] = NAN;
+    expect(jg_pool_send(async, sent, 2 * row, ids, 2), JG_ERR_VALUE, "send NaN action");
+    sent[row + 1] = 0.0f;
+    expect(jg_pool_in_flight(async, &flying), JG_OK, "in_flight");
+    printf("%s nothing in flight after the refused sends: %d\n", flying == 0 ? "ok" : "FAIL", flying);
+    if (flying != 0) ++failures;
+    expect(jg_pool_send(async, sent, 2 * row, ids, 2), JG_OK, "send worlds 0, 1");
+    expect(jg_pool_send(async, sent, 2 * row, ids + 1, 2), JG_ERR_STATE, "send a world in flight");
+    expect(jg_pool_step(async, sent, 4 * row), JG_ERR_STATE, "step while in flight");
+    expect(jg_pool_reset_one(async, 0, 0, 0), JG_ERR_STATE, "reset_one of a world in flight");
+    expect(jg_pool_use_buffers(async, NULL, NULL), JG_ERR_STATE, "use_buffers while in flight");
+    expect(jg_pool_recv(async, &got, &batch), JG_OK, "recv");
+    expect(jg_pool_recv(async, NULL, NULL), JG_ERR_STATE, "recv again");
+    expect(jg_pool_send(async, sent, row, ids, 1), JG_OK, "send world 0");
+    expect(jg_pool_recv(async, NULL, NULL), JG_ERR_STATE, "recv with 1 of batch 2 in flight");
+    int32_t short_ids[1];
+    expect(jg_pool_use_batch_buffers(async, short_ids, 1, NULL, NULL), JG_ERR_VALUE, "short ids buffer");
+    float small[3];
+    jg_buffers mine_batch = {0};
+    jg_buffer_sizes batch_sizes = {0};
+    mine_batch.obs = small;
+    batch_sizes.obs = 3;
+    expect(jg_pool_use_batch_buffers(async, NULL, 0, &mine_batch, &batch_sizes), JG_ERR_VALUE,
+           "short batch obs buffer");
+    expect(jg_pool_use_batch_buffers(async, NULL, 0, &mine_batch, NULL), JG_ERR_NULL, "batch without sizes");
+    int32_t my_ids[2] = {-1, -1};
+    expect(jg_pool_use_batch_buffers(async, my_ids, 2, NULL, NULL), JG_OK, "caller's ids buffer");
+    expect(jg_pool_send(async, sent, row, ids + 2, 1), JG_OK, "send world 2");
+    expect(jg_pool_recv(async, &got, NULL), JG_OK, "recv into the caller's ids");
+    const int ids_ok = got == my_ids && my_ids[0] + my_ids[1] == 2 && my_ids[0] * my_ids[1] == 0;
+    printf("%s received ids %d, %d in the caller's buffer\n", ids_ok ? "ok" : "FAIL", my_ids[0], my_ids[1]);
+    if (!ids_ok) ++failures;
+    expect(jg_pool_use_batch_buffers(async, NULL, 0, NULL, NULL), JG_OK, "back to the pool's batch buffers");
+    expect(jg_pool_async_reset(async, 1, 5), JG_OK, "async_reset");
+    expect(jg_pool_recv(async, &got, &batch), JG_OK, "recv reset worlds 0, 1");
+    expect(jg_pool_recv(async, &got, &batch), JG_OK, "recv reset worlds 2, 3");
+    expect(jg_pool_send(async, sent, 4 * row, ids, 4), JG_OK, "send every world");
+    expect(jg_pool_close(async), JG_OK, "close with work in flight");
+    expect(jg_pool_send(async, sent, row, ids, 1), JG_ERR_STATE, "send after close");
+    expect(jg_pool_recv(async, &got, &batch), JG_ERR_STATE, "recv after close");
+    expect(jg_pool_async_reset(async, 0, 0), JG_ERR_STATE, "async_reset after close");
+    expect(jg_pool_in_flight(async, &flying), JG_ERR_STATE, "in_flight after close");
+    expect(jg_pool_batch_buffers(async, &got, &batch), JG_ERR_STATE, "batch_buffers after close");
+    expect(jg_pool_use_batch_buffers(async, NULL, 0, NULL, NULL), JG_ERR_STATE, "use_batch_buffers after close");
+    free(sent);
+  }
 
   /* close, then every call on the stale handle */
   expect(jg_pool_close(pool), JG_OK, "close");

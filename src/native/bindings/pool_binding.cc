@@ -84,7 +84,7 @@ class PyWorldPool {
     recv_unstable_ = PoolArray<bool>({bs});
     recv_elapsed_ = PoolArray<std::int32_t>({bs});
     send_ids_.assign(static_cast<std::size_t>(n), 0);
-    send_stamp_.assign(static_cast<std::size_t>(n), 0);
+    send_checker_ = std::make_unique<SendIdChecker>(n);
     send_actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
     action_shape_ = {py::ssize_t{n}, a, py::ssize_t{task.act_dim()}};
     actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
@@ -185,21 +185,23 @@ class PyWorldPool {
     std::string not_steppable;
     std::vector<std::pair<int, MujocoReport>> reports;
     std::unique_lock<std::mutex> lock(Mutex(), std::try_to_lock);
-    std::vector<float> staged;  // only when another thread is inside the pool
-    if (lock.owns_lock()) {
+    // Staged when another thread is inside the pool, or when worlds are in
+    // flight: their workers read their rows of actions_ (send()'s), which a
+    // refused step_all must not overwrite.
+    const bool direct = lock.owns_lock() && Open().in_flight() == 0;
+    std::vector<float> staged;
+    if (direct) {
       CopyFinite(source, actions_.data(), count, shape, "actions");
     } else {
       staged.resize(count);
       CopyFinite(source, staged.data(), count, shape, "actions");
     }
     WithoutGil([&] {
-      if (!lock.owns_lock()) {
-        lock.lock();
-        std::copy(staged.begin(), staged.end(), actions_.begin());
-      }
+      if (!lock.owns_lock()) lock.lock();
       if (pool_) {
         not_steppable = NotSteppableMessage(*pool_, "step_all()");
         if (not_steppable.empty()) {
+          if (!direct) std::copy(staged.begin(), staged.end(), actions_.begin());
           pool_->StepAll(actions_.data());
           pool_->TakeReports(reports);
         }
@@ -307,12 +309,7 @@ class PyWorldPool {
   }
 
   static StateError InFlightError(const std::string& call, int i) {
-    return StateError(call + " called on world " + std::to_string(i) +
-                      ", which is in flight (sent, not yet received); expected recv() to return it "
-                      "first");
-  }
-  static StateError LostError(const std::string& call, int i) {
-    return StateError(LostWorldMessage(call, i));
+    return StateError(InFlightMessage(call, i));
   }
 
   // The shape `actions` is checked against for `rows` worlds: [rows,
@@ -353,24 +350,14 @@ class PyWorldPool {
     } catch (py::error_already_set&) {
     }
     if (!ids_array) PyErr_Clear();
-    auto ids_repr = [&] {  // for messages only
-      std::string r = py::repr(env_ids).cast<std::string>();
-      return r.size() > 80 ? r.substr(0, 77) + "..." : r;
-    };
-    if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) {
-      throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
-                            " distinct world ids, got 0");
-    }
+    if (ids_array && ids_array.ndim() == 1 && ids_array.shape(0) == 0) CheckSendCount(0, n);
     if (!ids_array || (ids_array.dtype().kind() != 'i' && ids_array.dtype().kind() != 'u') ||
         ids_array.ndim() != 1) {
       throw py::type_error("env_ids should be a 1-D sequence of ints in [0, " + std::to_string(n) +
-                           "), got " + ids_repr());
+                           "), got " + ClipRepr(py::repr(env_ids).cast<std::string>()));
     }
     const py::ssize_t count = ids_array.shape(0);
-    if (count < 1 || count > n) {
-      throw py::value_error("env_ids should hold 1 to " + std::to_string(n) +
-                            " distinct world ids, got " + std::to_string(count));
-    }
+    CheckSendCount(count, n);
     const std::vector<py::ssize_t> shape = ActionShape(actions, count, num_agents, act_dim);
     auto checked = CheckFloatArray(actions, shape, "actions");
     // recv()'s int32 ids (and int64 ones) are read in place; other integer
@@ -402,43 +389,13 @@ class PyWorldPool {
       staged_ids = local_ids.data();
       staged_actions = local_actions.data();
     }
-    for (py::ssize_t k = 0; k < count; ++k) {
-      const long long id = id_at(k);
-      if (id < 0 || id >= n) {
-        throw py::index_error("env_ids should be in [0, " + std::to_string(n) + "), got " +
-                              std::to_string(id) + " at position " + std::to_string(k));
-      }
-      staged_ids[k] = static_cast<int>(id);
-    }
+    for (py::ssize_t k = 0; k < count; ++k) staged_ids[k] = CheckSendId(id_at(k), k, n);
     CopyFinite(checked.data(), staged_actions, static_cast<std::size_t>(count) * row, shape,
                "actions");
     if (!lock.owns_lock()) WithoutGil([&] { lock.lock(); });
     // Mutex and GIL held from here: no Python code runs until the unlock.
     WorldPool& pool = Open();
-    ++send_serial_;
-    for (py::ssize_t k = 0; k < count; ++k) {
-      const int i = staged_ids[k];
-      if (send_stamp_[i] == send_serial_) {
-        throw py::value_error("env_ids should be distinct, got world " + std::to_string(i) +
-                              " twice in " + ids_repr());
-      }
-      send_stamp_[i] = send_serial_;
-      if (pool.in_flight(i)) {
-        throw StateError("send() called on world " + std::to_string(i) +
-                         ", which is still in flight (sent, not yet received); expected recv() to "
-                         "return it first");
-      }
-      if (pool.lost(i)) throw LostError("send()", i);
-      if (pool.world(i).failed()) {
-        throw StateError("send() called on world " + std::to_string(i) +
-                         " after a MuJoCo error in it; expected reset_all() or reset_one(" +
-                         std::to_string(i) + ") first");
-      }
-      if (!pool.world(i).has_episode()) {
-        throw StateError("send() called on world " + std::to_string(i) +
-                         " before it was reset; expected reset_all() or async_reset() first");
-      }
-    }
+    send_checker_->Check(pool, staged_ids, static_cast<int>(count));
     for (py::ssize_t k = 0; k < count; ++k) {
       std::memcpy(actions_.data() + static_cast<std::size_t>(staged_ids[k]) * row,
                   staged_actions + static_cast<std::size_t>(k) * row, sizeof(float) * row);
@@ -451,17 +408,8 @@ class PyWorldPool {
     Open();
     std::unique_lock<std::mutex> lock = LockPool();
     WorldPool& pool = Open();
-    const int in_flight = pool.in_flight();
-    if (in_flight == 0) {
-      throw StateError("recv() called with no worlds in flight; expected send(actions, env_ids) "
-                       "(or async_reset()) first");
-    }
-    if (in_flight < batch_size_) {
-      throw StateError("recv() waits for batch_size=" + std::to_string(batch_size_) +
-                       " worlds, but only " + std::to_string(in_flight) +
-                       " are in flight; expected send() of at least " +
-                       std::to_string(batch_size_ - in_flight) + " more first");
-    }
+    const std::string blocked = NotReceivableMessage(pool, batch_size_);
+    if (!blocked.empty()) throw StateError(blocked);
     std::vector<std::pair<int, MujocoReport>> reports;
     int* ids = recv_ids_.mutable_data();
     WithoutGil([&] {
@@ -555,8 +503,7 @@ class PyWorldPool {
   int batch_size_ = 1;
   PoolBuffers recv_;  // the batch buffers recv() fills
   std::vector<int> send_ids_;              // send()'s staging (under mutex_)
-  std::vector<std::uint64_t> send_stamp_;  // per world: the last send() that listed it
-  std::uint64_t send_serial_ = 0;
+  std::unique_ptr<SendIdChecker> send_checker_;  // (under mutex_)
   std::vector<float> send_actions_;
   py::array_t<std::int32_t> recv_ids_, recv_elapsed_;
   py::array_t<float> recv_obs_, recv_final_obs_, recv_reward_;
