@@ -299,7 +299,8 @@ def main(argv=None) -> int:
         else:
             print(f"skipping {c}: {reason}")
     if not contenders:
-        raise SystemExit("no contender applies to the task")
+        raise SystemExit(f"none of the contenders {', '.join(args.contenders)} applies to {args.task} "
+                         "(reasons above)")
     peer_of = {c: peers["gymnasium"] if c.startswith("gymnasium") else peers["envpool"] for c in contenders}
     from benchmarks.pool_vs_raw import make_actions
 
