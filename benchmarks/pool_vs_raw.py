@@ -45,7 +45,8 @@ def make_actions(task: str, worlds: int, kwargs: dict) -> np.ndarray:
 
 
 def run_raw(binary: Path, task: str, worlds: int, threads: int, steps: int, mode: str,
-            actions_file: Path, kwargs: dict) -> float:
+            actions_file: Path, kwargs: dict, unit: str = "env_steps_per_sec") -> float:
+    """The program's rate: ``unit`` is ``env_steps_per_sec`` (world steps) or ``agent_steps_per_sec``."""
     import joltgym_marl
 
     command = [str(binary), "--task", task, "--worlds", str(worlds), "--threads", str(threads),
@@ -54,7 +55,7 @@ def run_raw(binary: Path, task: str, worlds: int, threads: int, steps: int, mode
     for param in limit_params(kwargs):
         command += ["--param", param]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["env_steps_per_sec"]
+    return json.loads(out)[unit]
 
 
 def run_pool(task: str, worlds: int, threads: int, steps: int, actions: np.ndarray, kwargs: dict) -> float:

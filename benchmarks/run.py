@@ -40,6 +40,11 @@ measured back to back (goal: >= 0.95 for single-agent tasks), then the other
 goals (EnvPool, mujoco.batch, one-world core, SuperSuit). ``--only targets``
 measures just that table (limit, vector, pool, agent_vec at 64 worlds / 2
 threads, 5 rounds).
+``--only end_to_end`` runs ``benchmarks/policy_rollout.py`` (a policy in the
+loop; ours sync and async against the limit, Gymnasium's SyncVectorEnv,
+EnvPool and, for the game, SuperSuit) on HalfCheetah, Humanoid, Ant and the
+cheetah race (``END_TO_END_TASKS``, registry names) and
+``benchmarks/sb3_training.py``, into ``end_to_end.md``.
 
 Then how cost grows: memory per world and construction time of our vector
 env (a fresh process per size), and the throughput of the registry's first
@@ -109,6 +114,9 @@ CONTENDERS = {
 OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "pool_mujoco", "agent_vec")
 GAME_CONTENDERS = ("limit", "agent_vec", "supersuit_0", "supersuit_T")
 TARGET_CONTENDERS = ("limit", "vector", "pool", "agent_vec")
+# The end-to-end section (registry names; each command's output is one part of end_to_end.md):
+# three robots and a game, whose contenders benchmarks/policy_rollout.py picks per kind of task.
+END_TO_END_TASKS = tuple(t for t in ("half_cheetah", "humanoid", "ant", "cheetah_race") if t in TASKS)
 # Which package each worker family needs, for the message when it is missing.
 FAMILY_PACKAGES = {
     "ours": "joltgym_marl", "ours_mujoco": "mujoco", "native": "cmake and a C++17 compiler", "gymnasium": "gymnasium[mujoco]",
@@ -561,8 +569,10 @@ def parse_args(argv=None):
                         help="targets: only the target table (limit, vector, pool, agent_vec at "
                              f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory); "
                              "end_to_end: rollout collection with a policy in the loop "
-                             "(benchmarks/policy_rollout.py on HalfCheetah, Humanoid and Ant) and SB3 PPO "
-                             "wall-clock (benchmarks/sb3_training.py), written to end_to_end.md")
+                             f"(benchmarks/policy_rollout.py on {', '.join(END_TO_END_TASKS)}: ours sync and "
+                             "async, the limit, Gymnasium SyncVectorEnv, EnvPool sync and async, SuperSuit "
+                             "for the game) and SB3 PPO wall-clock (benchmarks/sb3_training.py), written to "
+                             "end_to_end.md")
     parser.add_argument("--out", type=Path,
                         help="output directory (default: runs/benchmarks/full, .../quick or .../targets, "
                              "untracked; the committed results are written only with --out benchmarks/results)")
@@ -626,13 +636,9 @@ def parse_args(argv=None):
     return args
 
 
-# The end-to-end section: each command's output is one part of end_to_end.md.
-END_TO_END_TASKS = ("half_cheetah", "humanoid", "ant")
-
-
 def end_to_end(args, out: Path) -> int:
     here = Path(__file__).resolve().parent
-    tasks = [t for t in END_TO_END_TASKS if t in TASKS]
+    tasks = list(END_TO_END_TASKS)
     commands = []
     for task in tasks:
         sizes = ["--seconds", "0.3", "--rounds", "1", "--worlds", "8"] if args.quick else ["--rounds", "3"]

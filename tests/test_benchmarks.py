@@ -35,8 +35,7 @@ SCRIPTS = {
     "run": ([sys.executable, "-m", "benchmarks.run"], list(TASKS)),
     "pool_vs_raw": ([sys.executable, "benchmarks/pool_vs_raw.py"], list(TASKS)),
     "mujoco_import": ([sys.executable, "benchmarks/mujoco_import.py"], list(TASKS)),
-    "policy_rollout": ([sys.executable, "benchmarks/policy_rollout.py"],
-                       [spec.name for spec in SINGLE_AGENT_TASKS]),
+    "policy_rollout": ([sys.executable, "benchmarks/policy_rollout.py"], list(TASKS)),
     "agent_vec_vs_supersuit": ([sys.executable, "benchmarks/agent_vec_vs_supersuit.py"],
                                [spec.name for spec in GAMES]),
     "sb3_training": ([sys.executable, "benchmarks/sb3_training.py"], [spec.name for spec in SINGLE_AGENT_TASKS]),
@@ -111,6 +110,49 @@ def test_envpool_worker_maps_titles_and_reports_a_missing_task_as_unavailable(mo
     assert "NoSuchRobot-v5" in available["no_such_robot"]["reason"]
 
 
+def policy_rollout(*args: str) -> subprocess.CompletedProcess:
+    """``benchmarks/policy_rollout.py`` at a tiny size (1 round of 0.1 s, 2 worlds)."""
+    return subprocess.run([sys.executable, "benchmarks/policy_rollout.py", "--worlds", "2", "--seconds", "0.1",
+                           "--rounds", "1", *args], cwd=ROOT, env=env_with_tools(), capture_output=True,
+                          text=True, timeout=900)
+
+
+def rollout_rates(stdout: str) -> dict[str, float]:
+    """The median of each contender's row of the printed table."""
+    return {name: float(rate.replace(",", "")) for name, rate in
+            re.findall(r"^\| (\w+) \| ([\d,]+) \| ", stdout, re.MULTILINE)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", [spec.name for spec in GAMES if spec.name == "cheetah_race"])
+def test_policy_rollout_runs_every_contender_of_a_game(game):
+    """The race with the policy in the loop: the limit (agent-steps), ours sync and async
+    (pool and agent vector env) and SuperSuit each measure a rate, in agent-steps/s;
+    the single-agent peers are skipped with the reason."""
+    done = policy_rollout("--task", game, "--game-agents", "2")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rates = rollout_rates(done.stdout)
+    assert set(rates) == {"limit", "policy_only", "pool_sync", "pool_async", "vector_sync", "vector_async",
+                          "supersuit"}, done.stdout
+    assert all(rate > 0 for rate in rates.values()), rates
+    assert "| contender | agent-steps/s (median) | min-max | / limit | / supersuit |" in done.stdout
+    assert "num_agents=2, 2 worlds (2 agents each: 4 policy rows per step)" in done.stdout
+    for peer in ("gymnasium_sync", "envpool_sync", "envpool_async"):
+        assert re.search(rf"^skipping {peer}: {game} is a game", done.stdout, re.MULTILINE), peer
+
+
+@pytest.mark.parametrize("task", [spec.name for spec in SINGLE_AGENT_TASKS if spec.name == "half_cheetah"])
+def test_policy_rollout_runs_gymnasium_sync_on_a_robot(task):
+    """Gymnasium's SyncVectorEnv of the reference env (its process imports mujoco, which is
+    allowed there only) next to ours; SuperSuit is skipped for a single-agent task."""
+    done = policy_rollout("--task", task, "--contenders", "gymnasium_sync", "pool_async", "supersuit")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rates = rollout_rates(done.stdout)
+    assert set(rates) == {"gymnasium_sync", "pool_async"} and all(r > 0 for r in rates.values()), done.stdout
+    assert "| contender | env-steps/s (median) |" in done.stdout
+    assert re.search(rf"^skipping supersuit: {task} is a single-agent task", done.stdout, re.MULTILINE)
+
+
 @pytest.mark.slow
 def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
     before = git("status", "--porcelain", "--", "benchmarks/results")
@@ -182,17 +224,23 @@ def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
 @pytest.mark.slow
 def test_end_to_end_section_runs_every_part(tmp_path):
     """``--only end_to_end`` (quick sizes): the policy-in-the-loop rollouts of
-    HalfCheetah, Humanoid and Ant and the SB3 training comparison, each with
-    a rate for every contender, in end_to_end.md."""
+    HalfCheetah, Humanoid, Ant and the cheetah race and the SB3 training
+    comparison, each with a rate for every contender that applies, in end_to_end.md."""
     done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--only", "end_to_end",
                            "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=1200,
                           env=env_with_tools())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     text = (tmp_path / "end_to_end.md").read_text()
-    for task in ("half_cheetah", "humanoid", "ant"):
+    robots = [t for t in ("half_cheetah", "humanoid", "ant") if t in TASKS]
+    games = [t for t in ("cheetah_race",) if t in TASKS]
+    for task in robots + games:
         assert f"policy_rollout.py --task {task}" in text
-    for contender in ("pool_sync", "pool_async", "vector_async", "envpool_sync", "envpool_async"):
-        assert len(re.findall(rf"^\| {contender} \| [\d,]+ ", text, re.MULTILINE)) == 3, contender
+    expected = {"limit": robots + games, "pool_sync": robots + games, "pool_async": robots + games,
+                "vector_sync": robots + games, "vector_async": robots + games, "gymnasium_sync": robots,
+                "envpool_sync": robots, "envpool_async": robots, "supersuit": games}
+    for contender, tasks in expected.items():
+        assert len(re.findall(rf"^\| {contender} \| [\d,]+ ", text, re.MULTILINE)) == len(tasks), contender
+    assert len(re.findall(r"^\| contender \| agent-steps/s ", text, re.MULTILINE)) == len(games)
     for contender in ("ours", "dummy", "subproc"):
         assert re.search(rf"^{contender} +[\d.]+ ", text, re.MULTILINE), contender
     assert re.search(r"speed-up ours vs dummy = \d+\.\d\dx", text)
