@@ -251,8 +251,16 @@ class OursMujoco(Ours):
 # -- native (the C++ limit) ---------------------------------------------------------------
 
 
+# Steps every world of the limit program takes before its clock starts: our
+# envs are measured in long-lived workers, so the limit must see the states of
+# a long run too, not only the first steps after reset (standing humanoids,
+# before their first fall, are cheaper to step than the mix of a long run).
+LIMIT_WARMUP_STEPS = 100
+
+
 class Native(Family):
-    """``limit``: ``raw_step_limit --mode env``, no Python at all.
+    """``limit``: ``raw_step_limit --mode env``, no Python at all; every world
+    first takes LIMIT_WARMUP_STEPS untimed steps.
 
     The program takes a step count, not a time: the first request of a
     configuration calibrates it (runs growing until one lasts a tenth of the
@@ -271,6 +279,7 @@ class Native(Family):
         command = [request["binary"], "--task", spec["name"], "--worlds", str(request["worlds"]),
                    "--threads", str(request["threads"]), "--steps", str(steps), "--mode", "env",
                    "--max-episode-steps", str(spec["max_episode_steps"]),
+                   "--warmup-steps", str(LIMIT_WARMUP_STEPS),
                    "--assets", request["assets"], "--actions", request["actions"]]
         for param in request.get("params", []):
             command += ["--param", param]

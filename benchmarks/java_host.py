@@ -9,7 +9,8 @@ uniform random actions, cycled):
 * ``raw_step_limit --mode env``: the C++ limit, no Python, no Java
   (src/native/bench/raw_step_limit.cc; worlds run free on their threads);
 * ``Rollout`` (examples/java/Rollout.java): Java through JNA on
-  libjoltgym_marl, reading observations through direct ByteBuffers;
+  libjoltgym_marl, reading observations through direct ByteBuffers, run with
+  the README's JVM flags (``-XX:TieredStopAtLevel=1 -XX:+UseSerialGC``);
 * ``GymPipeHost`` (benchmarks/java/GymPipeHost.java), the route teams use
   today: Java writing actions to a Python subprocess that steps Gymnasium's
   ``HalfCheetah-v5`` envs (``--task`` is ignored there; ``--pipe-steps`` steps,
@@ -42,6 +43,9 @@ import numpy as np  # noqa: E402
 from benchmarks._tasks import SINGLE_AGENT_TASKS, TASKS  # noqa: E402
 
 JNA_JAR = Path("/usr/share/java/jna.jar")
+# As the README runs the example: C1 code only and the serial GC, so that the
+# JVM's C2 compiler and GC threads do not take a core from the pool's workers.
+JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -97,7 +101,7 @@ def main(argv=None) -> None:
         raw = [str(binary), "--task", args.task, "--worlds", str(args.worlds), "--threads", str(args.threads),
                "--steps", str(args.steps), "--mode", "env", "--assets", str(joltgym_marl.ASSET_DIR),
                "--actions", str(actions_file), "--max-episode-steps", str(TASKS[args.task].max_episode_steps)]
-        host = [java, "-cp", f"{JNA_JAR}:{classes}", f"-Djna.library.path={library.parent}", "Rollout", args.task,
+        host = [java, *JVM_FLAGS, "-cp", f"{JNA_JAR}:{classes}", f"-Djna.library.path={library.parent}", "Rollout", args.task,
                 str(args.worlds), str(args.steps), "0", str(args.threads), str(actions_file)]
         pipe_actions = tmp / "pipe_actions.f32"
         if not args.no_pipe:

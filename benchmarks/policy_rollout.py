@@ -13,7 +13,14 @@ game (``--task cheetah_race``; ``--game-agents`` per world for a game with a
 the unit is agent-steps/s (policy rows per second). Contenders:
 
 * ``limit``: the C++ ``raw_step_limit --mode env`` (the whole env step, no
-  Python, no policy): the ceiling;
+  Python, no policy) on 16 sets of uniform random actions, cycled, as in
+  ``python -m benchmarks.run``: the ceiling the targets name;
+* ``limit_policy``: the same program on 16 consecutive steps of actions the
+  policy took in the loop (recorded from a pool after 100 steps), cycled. The
+  physics costs what the trajectories make it cost: the policy's small
+  actions move the robot otherwise than uniform ones (HalfCheetah steps about
+  12% slower on them), so this is the ceiling for the policy's own motion.
+  Both limits time their steps after 100 untimed steps per world;
 * ``policy_only``: the policy alone on the observations of one step of
   every world (``worlds * agents`` rows; no physics), for the bound physics +
   inference sets on a small machine;
@@ -61,10 +68,12 @@ use_checkout()
 
 from benchmarks._tasks import DEFAULT_GAME_AGENTS, SINGLE_AGENT_TASKS, TASKS, game_kwargs  # noqa: E402
 
-CONTENDERS = ["limit", "policy_only", "pool_sync", "pool_async", "vector_sync", "vector_async",
+CONTENDERS = ["limit", "limit_policy", "policy_only", "pool_sync", "pool_async", "vector_sync", "vector_async",
               "gymnasium_sync", "envpool_sync", "envpool_async", "supersuit"]
 SINGLE_AGENT_ONLY = ("gymnasium_sync", "envpool_sync", "envpool_async")
 GAME_ONLY = ("supersuit",)
+# Untimed steps per world before a limit's clock starts (as the suite's limit).
+LIMIT_WARMUP_STEPS = 100
 # Contenders whose process imports MuJoCo's Python bindings by nature (Gymnasium's MuJoCo envs).
 IMPORTS_MUJOCO = ("gymnasium_sync",)
 
@@ -111,6 +120,20 @@ def timed(step):
         if elapsed >= seconds:
             return done / elapsed
 
+if contender == "record":  # the policy's actions: 100 steps in, then 16 steps recorded
+    pool = joltgym_marl.WorldPool(task, n, num_threads=threads, max_episode_steps=spec.max_episode_steps,
+                                  **kwargs)
+    pool.reset_all(seed=0)
+    flat = pool.obs.reshape(rows, obs_dim)
+    recorded = np.zeros((16, n, agents, act_dim), np.float32)
+    for t in range(100 + 16):
+        actions = policy(flat).reshape(n, agents, act_dim)
+        if t >= 100:
+            recorded[t - 100] = actions
+        pool.step_all(actions)
+    recorded.tofile(args["out"])
+    print(json.dumps({"rate": 0.0, "mujoco_imported": "mujoco" in sys.modules}))
+    raise SystemExit(0)
 if contender == "policy_only":
     obs = np.random.default_rng(0).standard_normal((rows, obs_dim)).astype(np.float32)
     def step():
@@ -238,10 +261,10 @@ def skip_reason(contender: str, task: str, peers: dict[str, str | None]) -> str 
 
 
 def run_child(contender: str, task: str, kwargs: dict, worlds: int, threads: int, seconds: float,
-              peer: str | None) -> float:
+              peer: str | None, out: Path | None = None) -> float:
     root = str(Path(__file__).resolve().parents[1])
     request = {"contender": contender, "task": task, "kwargs": kwargs, "worlds": worlds, "threads": threads,
-               "seconds": seconds, "peer": peer or "", "root": root}
+               "seconds": seconds, "peer": peer or "", "root": root, "out": str(out or "")}
     done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(request)], capture_output=True, text=True,
                           cwd=root)
     if done.returncode != 0:
@@ -261,7 +284,8 @@ def run_limit(task: str, kwargs: dict, agents: int, worlds: int, threads: int, s
     # About `seconds` of stepping: a short probe sizes the run.
     probe = run_raw(binary, task, worlds, threads, 200, "env", actions_file, kwargs, unit=unit)
     steps = max(200, int(probe * seconds / (worlds * agents)))
-    return run_raw(binary, task, worlds, threads, steps, "env", actions_file, kwargs, unit=unit)
+    return run_raw(binary, task, worlds, threads, steps, "env", actions_file, kwargs, unit=unit,
+                   warmup_steps=LIMIT_WARMUP_STEPS)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -309,20 +333,23 @@ def main(argv=None) -> int:
     rates: dict[str, list[float]] = {c: [] for c in contenders}
     per_round: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="policy_rollout_") as tmp:
-        binary = actions_file = None
-        if "limit" in contenders:
+        binary = None
+        actions_files = {"limit": Path(tmp) / "actions.f32", "limit_policy": Path(tmp) / "policy_actions.f32"}
+        if "limit" in contenders or "limit_policy" in contenders:
             from benchmarks._native_build import raw_step_limit_binary
 
             binary = raw_step_limit_binary()
-            actions_file = Path(tmp) / "actions.f32"
-            actions.tofile(actions_file)
+            actions.tofile(actions_files["limit"])
+        if "limit_policy" in contenders:
+            run_child("record", args.task, kwargs, args.worlds, args.threads, args.seconds, None,
+                      out=actions_files["limit_policy"])
         for r in range(args.rounds):
             order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
             got = {}
             for c in order:
-                if c == "limit":
+                if c in actions_files:
                     got[c] = run_limit(args.task, kwargs, agents, args.worlds, args.threads, args.seconds, binary,
-                                       actions_file)
+                                       actions_files[c])
                 else:
                     got[c] = run_child(c, args.task, kwargs, args.worlds, args.threads, args.seconds, peer_of[c])
                 rates[c].append(got[c])
@@ -341,12 +368,12 @@ def main(argv=None) -> int:
     rows = f" ({agents} agents each: {args.worlds * agents} policy rows per step)" if spec.is_game else ""
     print(f"\n{args.task}{setting}, {args.worlds} worlds{rows}, {args.threads} threads, a 64x64 tanh MLP policy "
           f"(torch, 1 thread) in the loop, {args.rounds} rounds of {args.seconds:g} s each, interleaved")
-    print(f"| contender | {unit} (median) | min-max | / limit | / {peer} |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"| contender | {unit} (median) | min-max | / limit | / limit_policy | / {peer} |")
+    print("|---|---:|---:|---:|---:|---:|")
     for c in contenders:
         v = rates[c]
         print(f"| {c} | {statistics.median(v):,.0f} | {min(v):,.0f}-{max(v):,.0f} | {ratio(c, 'limit')} | "
-              f"{ratio(c, peer)} |")
+              f"{ratio(c, 'limit_policy')} | {ratio(c, peer)} |")
     return 0
 
 

@@ -45,13 +45,15 @@ def make_actions(task: str, worlds: int, kwargs: dict) -> np.ndarray:
 
 
 def run_raw(binary: Path, task: str, worlds: int, threads: int, steps: int, mode: str,
-            actions_file: Path, kwargs: dict, unit: str = "env_steps_per_sec") -> float:
-    """The program's rate: ``unit`` is ``env_steps_per_sec`` (world steps) or ``agent_steps_per_sec``."""
+            actions_file: Path, kwargs: dict, unit: str = "env_steps_per_sec", warmup_steps: int = 0) -> float:
+    """The program's rate: ``unit`` is ``env_steps_per_sec`` (world steps) or ``agent_steps_per_sec``;
+    every world first takes ``warmup_steps`` untimed steps."""
     import joltgym_marl
 
     command = [str(binary), "--task", task, "--worlds", str(worlds), "--threads", str(threads),
                "--steps", str(steps), "--mode", mode, "--assets", str(joltgym_marl.ASSET_DIR),
-               "--actions", str(actions_file), "--max-episode-steps", str(TASKS[task].max_episode_steps)]
+               "--actions", str(actions_file), "--max-episode-steps", str(TASKS[task].max_episode_steps),
+               "--warmup-steps", str(warmup_steps)]
     for param in limit_params(kwargs):
         command += ["--param", param]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout

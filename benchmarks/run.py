@@ -11,7 +11,10 @@ threads, for
 
 * ``limit``: the C++ ``raw_step_limit --mode env`` (the whole env step through
   the same World code, threads free-running, no Python), on the same
-  pre-drawn actions (16 sets, cycled) as the Python contenders, world i seeded i;
+  pre-drawn actions (16 sets, cycled) as the Python contenders, world i seeded i,
+  timed after 100 untimed steps per world (``_worker.LIMIT_WARMUP_STEPS``: the
+  Python contenders are timed in long-lived workers, so both see the states of
+  a long run, not only the first steps after reset);
 * ours: ``core`` (one ``<Title>Core.step`` loop, 1 world), ``vector``
   (``gymnasium.make_vec(spec.env_id, vectorization_mode="vector_entry_point")``),
   ``pool`` (``WorldPool.step_all``, at the target size only), ``pool_mujoco``

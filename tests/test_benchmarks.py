@@ -132,10 +132,10 @@ def test_policy_rollout_runs_every_contender_of_a_game(game):
     done = policy_rollout("--task", game, "--game-agents", "2")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rates = rollout_rates(done.stdout)
-    assert set(rates) == {"limit", "policy_only", "pool_sync", "pool_async", "vector_sync", "vector_async",
-                          "supersuit"}, done.stdout
+    assert set(rates) == {"limit", "limit_policy", "policy_only", "pool_sync", "pool_async", "vector_sync",
+                          "vector_async", "supersuit"}, done.stdout
     assert all(rate > 0 for rate in rates.values()), rates
-    assert "| contender | agent-steps/s (median) | min-max | / limit | / supersuit |" in done.stdout
+    assert "| contender | agent-steps/s (median) | min-max | / limit | / limit_policy | / supersuit |" in done.stdout
     assert "num_agents=2, 2 worlds (2 agents each: 4 policy rows per step)" in done.stdout
     for peer in ("gymnasium_sync", "envpool_sync", "envpool_async"):
         assert re.search(rf"^skipping {peer}: {game} is a game", done.stdout, re.MULTILINE), peer
@@ -235,7 +235,7 @@ def test_end_to_end_section_runs_every_part(tmp_path):
     games = [t for t in ("cheetah_race",) if t in TASKS]
     for task in robots + games:
         assert f"policy_rollout.py --task {task}" in text
-    expected = {"limit": robots + games, "pool_sync": robots + games, "pool_async": robots + games,
+    expected = {"limit": robots + games, "limit_policy": robots + games, "pool_sync": robots + games, "pool_async": robots + games,
                 "vector_sync": robots + games, "vector_async": robots + games, "gymnasium_sync": robots,
                 "envpool_sync": robots, "envpool_async": robots, "supersuit": games}
     for contender, tasks in expected.items():

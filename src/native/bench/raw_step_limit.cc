@@ -4,6 +4,7 @@
 //   raw_step_limit --task NAME [--worlds 64] [--threads 2] [--steps 1000]
 //                  [--mode mj_step|env] [--assets DIR] [--actions FILE]
 //                  [--param name=value ...] [--max-episode-steps N]
+//                  [--warmup-steps W]
 //   raw_step_limit --list      (the registered tasks, one "name kind" a line)
 //   raw_step_limit --help
 //
@@ -13,6 +14,10 @@
 // text), e.g. --param num_agents=4 for a four-cheetah race.
 // --max-episode-steps: truncation, default the task's registered limit (as
 // the pool and the vector env use it); 0 disables it.
+// --warmup-steps: steps every world takes before the clock starts (default
+// 0), so that the timed steps see the states of a long run rather than the
+// first steps after reset (in the humanoid games, standing humanoids before
+// their first fall cost less than the mix of a long run).
 // FILE holds float32 actions [16, worlds, num_agents, act_dim], cycled over
 // the steps (the Python side of a benchmark writes the very actions it feeds
 // the pool, so both run the same trajectories: physics cost depends on the
@@ -49,6 +54,7 @@ constexpr const char* kUsage =
     "usage: raw_step_limit --task NAME [--worlds N] [--threads T] [--steps S]\n"
     "                      [--mode mj_step|env] [--assets DIR] [--actions FILE]\n"
     "                      [--param name=value ...] [--max-episode-steps N]\n"
+    "                      [--warmup-steps W]\n"
     "       raw_step_limit --list | --help\n";
 
 struct Options {
@@ -61,6 +67,7 @@ struct Options {
   int threads = 2;
   int steps = 1000;
   int max_episode_steps = -1;  // -1: the task's registered limit
+  int warmup_steps = 0;
   bool list = false;
 };
 
@@ -120,6 +127,7 @@ Options Parse(int argc, char** argv) {
     else if (key == "--threads") o.threads = PositiveInt(key, value, 1);
     else if (key == "--steps") o.steps = PositiveInt(key, value, 1);
     else if (key == "--max-episode-steps") o.max_episode_steps = PositiveInt(key, value, 0);
+    else if (key == "--warmup-steps") o.warmup_steps = PositiveInt(key, value, 0);
     else Fail("unknown option " + key);
   }
   if (o.mode != "mj_step" && o.mode != "env") Fail("--mode expects mj_step or env, got " + o.mode);
@@ -142,6 +150,7 @@ int Run(const Options& o) {
   const std::string name = o.task.empty() ? registry.begin()->first : o.task;
   const auto& info = joltgym::TaskRegistry::Get().Find(name);
   // As the bindings do: the task knows its episode limit before it is shared.
+  if (o.warmup_steps > (1 << 30) - o.steps) Fail("--warmup-steps plus --steps should be <= 2^30");
   const int limit = o.max_episode_steps >= 0 ? o.max_episode_steps : info.max_episode_steps;
   auto mutable_task =
       std::const_pointer_cast<joltgym::Task>(info.factory(joltgym::Params(info.params, o.params)));
@@ -185,10 +194,11 @@ int Run(const Options& o) {
     worlds.back()->Reset(obs.data() + i * obs_width, infos.data() + i * info_width);
   }
 
-  auto run_share = [&](int begin, int end) {
+  // Steps [first, last) of the worlds [begin, end).
+  auto run_share = [&](int begin, int end, int first, int last) {
     std::vector<float> reward(agents);
     std::unique_ptr<bool[]> term(new bool[agents]), trunc(new bool[agents]);
-    for (int t = 0; t < o.steps; ++t) {
+    for (int t = first; t < last; ++t) {
       const float* step_actions =
           actions.data() + static_cast<size_t>(t % kActionSets) * o.worlds * act;
       for (int i = begin; i < end; ++i) {
@@ -207,14 +217,18 @@ int Run(const Options& o) {
     }
   };
 
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
   const int t_count = std::max(1, std::min(o.threads, o.worlds));
-  for (int t = 0; t < t_count; ++t) {
-    const int begin = o.worlds * t / t_count, end = o.worlds * (t + 1) / t_count;
-    threads.emplace_back(run_share, begin, end);
-  }
-  for (auto& th : threads) th.join();
+  auto run_all = [&](int first, int last) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < t_count; ++t) {
+      const int begin = o.worlds * t / t_count, end = o.worlds * (t + 1) / t_count;
+      threads.emplace_back(run_share, begin, end, first, last);
+    }
+    for (auto& th : threads) th.join();
+  };
+  run_all(0, o.warmup_steps);
+  const auto start = std::chrono::steady_clock::now();
+  run_all(o.warmup_steps, o.warmup_steps + o.steps);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double env_rate = static_cast<double>(o.steps) * o.worlds / seconds;
