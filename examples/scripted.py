@@ -3,7 +3,7 @@
 A baseline is a robot's controller (how to walk in a direction, given its
 joint angles: written once per robot, shared by every game of that robot) fed
 by a game's adapter (where the robot's joints and its target are in that
-game's observation). ``scripted_policy(game, robot, agent)`` pairs them; a new
+game's observation). ``scripted_policy(game, robot, agent, game_kwargs)`` pairs them; a new
 game of an existing robot needs only an adapter in ``ADAPTERS``.
 
 * ``ant``: an open-loop trot (diagonal leg pairs alternate) steered toward a
@@ -112,20 +112,22 @@ def _yaw(quat: np.ndarray) -> np.ndarray:
     return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
-def _ant_sumo(agent: str) -> Controller:
+def _ant_sumo(agent: str, game_kwargs: dict) -> Controller:
     gait = AntGait()
     # sumo_v0 (Ants): [5:13] joint angles, [19:27] joint velocities, [27:29] the opponent's
     # horizontal position in the torso's frame: walk at it and push.
     return lambda t, obs: gait(t, obs[:, 5:13], obs[:, 19:27], obs[:, 27:29])
 
 
-def _ant_run_to_goal(agent: str) -> Controller:
+def _ant_run_to_goal(agent: str, game_kwargs: dict) -> Controller:
     gait = AntGait(hip_amplitude=0.8)
     # run_to_goal_v0 (Ants), world frame: [0:2] own x, y, [3:7] torso quaternion, [7:15] joint angles,
     # [21:29] joint velocities, [-3:-1] the opponent's x, y. agent_0 runs toward +x, agent_1 toward -x,
     # sidestepping an opponent standing ahead within 2 m (a lateral push ~ 2 / distance), the heading
-    # turned into the torso's frame.
-    sign = 1.0 if agent.endswith("_0") else -1.0
+    # turned into the torso's frame. With obs_frame="goal" agent_1 sees the world turned half a turn:
+    # its goal is at +x too.
+    goal_frame = game_kwargs.get("obs_frame", "world") == "goal"
+    sign = 1.0 if agent.endswith("_0") or goal_frame else -1.0
 
     def act(t: int, obs: np.ndarray) -> np.ndarray:
         rel = obs[:, 0:2].astype(np.float64) - obs[:, -3:-1]
@@ -140,20 +142,20 @@ def _ant_run_to_goal(agent: str) -> Controller:
     return act
 
 
-def _humanoid_stance(agent: str) -> Controller:
+def _humanoid_stance(agent: str, game_kwargs: dict) -> Controller:
     stance = HumanoidStance()
     # Every humanoid game's observation starts with own qpos (24: root 7, joints 7:24) and qvel
     # (23: root 6, joints 30:47).
     return lambda t, obs: stance(obs[:, 7:24], obs[:, 30:47])
 
 
-def _cheetah_race(agent: str) -> Controller:
+def _cheetah_race(agent: str, game_kwargs: dict) -> Controller:
     gait = CheetahGait()
     return lambda t, obs: gait(t, len(obs))
 
 
 # (game, robot) -> factory of the controller of one agent (by its name: agent_0, walker_0...)
-ADAPTERS: dict[tuple[str, str], Callable[[str], Controller]] = {
+ADAPTERS: dict[tuple[str, str], Callable[[str, dict], Controller]] = {
     ("sumo", "ant"): _ant_sumo,
     ("run_to_goal", "ant"): _ant_run_to_goal,
     ("cheetah_race", "half_cheetah"): _cheetah_race,
@@ -168,15 +170,16 @@ def has_scripted(game: str, robot: str) -> bool:
     return (game, robot) in ADAPTERS
 
 
-def scripted_policy(game: str, robot: str, agent: str) -> Controller:
-    """The scripted controller of the agent named ``agent`` in ``game`` played by ``robot``."""
+def scripted_policy(game: str, robot: str, agent: str, game_kwargs: dict | None = None) -> Controller:
+    """The scripted controller of the agent named ``agent`` in ``game`` played by ``robot``
+    (``game_kwargs``: the game's keyword arguments, where the controller depends on them)."""
     try:
         factory = ADAPTERS[(game, robot)]
     except KeyError:
         known = ", ".join(f"{g}/{r}" for g, r in ADAPTERS)
         raise ValueError(f"no scripted baseline for game {game!r} with robot {robot!r}; expected one of "
                          f"{known} (add an adapter to ADAPTERS in examples/scripted.py)") from None
-    return factory(agent)
+    return factory(agent, dict(game_kwargs or {}))
 
 
 if __name__ == "__main__":

@@ -310,7 +310,7 @@ class ScriptedPlayer(Player):
     def __init__(self, game: Game, seat: int):
         from scripted import scripted_policy
 
-        self.controller = scripted_policy(game.spec.name, game.robot, game.agents[seat])
+        self.controller = scripted_policy(game.spec.name, game.robot, game.agents[seat], game.kwargs)
         self.role, self.t = game.roles[seat], 0
 
     def act(self, obs, rng, deterministic=True):

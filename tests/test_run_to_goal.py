@@ -114,8 +114,48 @@ def test_agents_face_each_other_and_spaces_follow_the_docstring(robot):
     assert infos["agent_0"]["distance_to_goal"] == pytest.approx(5.0, abs=0.2)
 
 
+def half_turned(robot, qpos, qvel):
+    """The world turned 180 degrees about z with the two robots' places
+    swapped: what agent_1 lives through, seen as agent_0."""
+    nq, nv = NQ[robot], {"ant": 14, "humanoid": 23}[robot]
+    q, v = qpos.copy(), qvel.copy()
+    for k in range(2):
+        src, dst = (1 - k) * nq, k * nq
+        q[dst:dst + nq] = qpos[src:src + nq]
+        q[dst:dst + 2] *= -1
+        w, x, y, z = qpos[src + 3:src + 7]
+        q[dst + 3:dst + 7] = (z, y, -x, -w)
+        v[k * nv:(k + 1) * nv] = qvel[(1 - k) * nv:(2 - k) * nv]
+        v[k * nv:k * nv + 2] *= -1
+    return q, v
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_goal_frame_shows_agent_1_the_game_as_agent_0_sees_it(robot):
+    """With obs_frame="goal", agent_1's observation of a state equals
+    agent_0's observation of the same state turned 180 degrees with the
+    robots swapped: one policy plays both seats."""
+    env = run_to_goal_v0.parallel_env(robot=robot, obs_frame="goal", reset_noise_scale=0.0)
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_allclose(obs["agent_1"], obs["agent_0"], atol=1e-12)  # the start is symmetric
+    rng = np.random.default_rng(1)
+    for _ in range(15):  # feet on the ground: contact forces in the observation
+        obs, *_ = env.step({a: rng.uniform(-0.4, 0.4, NU[robot]).astype(np.float32) for a in env.agents})
+    turned = run_to_goal_v0.parallel_env(robot=robot, obs_frame="goal")
+    turned.reset(seed=0)
+    turned.world.set_state(*half_turned(robot, *env.world.get_state()))
+    actions = {a: rng.uniform(-0.4, 0.4, NU[robot]).astype(np.float32) for a in env.agents}
+    obs, *_ = env.step(actions)
+    seen, *_ = turned.step({"agent_0": actions["agent_1"], "agent_1": actions["agent_0"]})
+    assert np.abs(obs["agent_1"][-6 * 13 - 3:-3]).max() > 0.01  # contact forces are compared too
+    np.testing.assert_allclose(obs["agent_1"], seen["agent_0"], atol=1e-4)
+    default, _ = run_to_goal_v0.parallel_env(robot=robot, reset_noise_scale=0.0).reset(seed=0)
+    assert default["agent_1"][0] == 1.0 and default["agent_1"][6] == 1.0  # "world" (default): unturned
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(robot="dog"), "robot should be 'ant' or 'humanoid', got 'dog'"),
+    (dict(obs_frame="ego"), "obs_frame should be 'world' or 'goal', got 'ego'"),
     (dict(goal_x=0.5), "goal_x should be > spawn_x"),
     (dict(spawn_x=-1.0), "spawn_x should be > 0"),
     (dict(reset_noise_scale=-0.1), "reset_noise_scale should be >= 0"),

@@ -199,6 +199,44 @@ class Competitors {
     return Copy(obs, Root(d, o), 3);
   }
 
+  // Turns an observation written by Put() 180 degrees about the world z axis
+  // (x, y -> -x, -y), as if the arena had been turned under the robot: world
+  // positions, linear velocities and the x, y parts of the world-aligned
+  // spatial quantities flip sign; the root quaternion q becomes
+  // (0, 0, 0, 1) * q with its sign flipped, (qz, qy, -qx, -qw), so a robot
+  // turned 180 degrees reads as unturned; body-frame angular velocity and
+  // joint coordinates are unchanged. For a free-root robot only.
+  void HalfTurn(float* obs) const {
+    float* p = obs;
+    p[0] = -p[0];
+    p[1] = -p[1];
+    const float w = p[3], x = p[4], y = p[5], z = p[6];
+    p[3] = z;
+    p[4] = y;
+    p[5] = -x;
+    p[6] = -w;
+    p += nq_;
+    p[0] = -p[0];  // free joint: world linear velocity, then local angular
+    p[1] = -p[1];
+    p += nv_;
+    if (rules_.humanoid) {
+      // cinert: Ixx Iyy Izz Ixy Ixz Iyz, mass x offset (3), mass.
+      for (int b = 0; b < nbody_; ++b, p += 10) {
+        p[4] = -p[4];
+        p[5] = -p[5];
+        p[6] = -p[6];
+        p[7] = -p[7];
+      }
+      for (int b = 0; b < nbody_; ++b, p += 6) FlipXY6(p);  // cvel: angular, linear
+      p[0] = -p[0];  // qfrc_actuator: free joint world force, local torque
+      p[1] = -p[1];
+      p += nv_;
+    }
+    for (int b = 0; b < nbody_; ++b, p += 6) FlipXY6(p);  // cfrc_ext: torque, force
+    p[0] = -p[0];  // opponent root position
+    p[1] = -p[1];
+  }
+
   // The reference's shaping of agent k for one step: `progress` is the
   // centre of mass's motion toward the goal over `dt` (0 for fighters, who
   // use the closeness to the centre instead).
@@ -235,6 +273,12 @@ class Competitors {
   }
 
  private:
+  static void FlipXY6(float* v) {
+    v[0] = -v[0];
+    v[1] = -v[1];
+    v[3] = -v[3];
+    v[4] = -v[4];
+  }
   static float* Copy(float* obs, const mjtNum* v, int n) {
     for (int i = 0; i < n; ++i) *obs++ = static_cast<float>(v[i]);
     return obs;

@@ -31,7 +31,10 @@ Observation        float32, world frame, as gym-compete's agents (Ant 110, Human
                    Humanoid only: cinert (13 x 10), cvel (13 x 6) of its bodies and
                    its qfrc_actuator (23); then cfrc_ext of its bodies clipped to
                    [-1, 1] (Ant 13 x 6, Humanoid 13 x 6); last 3: the opponent's
-                   root (torso) position x, y, z
+                   root (torso) position x, y, z. ``obs_frame="goal"`` turns
+                   agent_1's observation 180 degrees about z (x, y flip sign,
+                   the quaternion reads as unturned), so both agents see their
+                   goal toward +x and one policy serves both seats
 Outcome            a robot whose centre of mass crosses the opponent's goal line
                    (x = +-``goal_x``, 4 m) first wins, the other loses; both in one
                    step, both fallen (Ant torso z < 0.28, Humanoid < 0.8; gym-compete
@@ -79,6 +82,10 @@ class RunToGoal final : public Task {
       rules.reset_noise = noise;
     }
     frame_skip_ = p.Int("frame_skip");
+    const std::string frame = p.String("obs_frame");
+    if (frame != "world" && frame != "goal")
+      throw BadValue("obs_frame should be 'world' or 'goal', got '" + frame + "'");
+    goal_frame_ = frame == "goal";
 
     const std::string xml = p.String("xml_file").empty() ? rules.xml_file : p.String("xml_file");
     const std::string arena =
@@ -181,7 +188,9 @@ class RunToGoal final : public Task {
   }
 
   void Observe(const mjData* d, const double*, float* obs) const override {
-    for (int k = 0; k < 2; ++k) obs = bots_.Put(d, k, 1 - k, obs);
+    float* second = bots_.Put(d, 0, 1, obs);
+    bots_.Put(d, 1, 0, second);
+    if (goal_frame_) bots_.HalfTurn(second);
   }
 
  private:
@@ -194,6 +203,7 @@ class RunToGoal final : public Task {
 
   Competitors bots_;
   int frame_skip_ = 5;
+  bool goal_frame_ = false;  // agent_1's observation turned 180 degrees
   double spawn_x_, goal_x_, win_reward_, draw_penalty_, shaping_weight_;
   int outcome_, distance_to_goal_, reward_outcome_;  // info offsets
   ShapingColumns shaping_columns_;
@@ -211,6 +221,9 @@ std::vector<ParamSpec> Spec() {
       OptionalFloatParam("reset_noise_scale", NAN,
                          "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
       IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      StringParam("obs_frame", "world",
+                  "'world' (gym-compete's) or 'goal': agent_1's observation turned 180 degrees "
+                  "about z, so both agents see their own goal toward +x"),
       StringParam("xml_file", "", "robot MJCF; '': the robot's (ant.xml / humanoid.xml)"),
       StringParam("arena_file", "",
                   "arena MJCF; '': the robot's (run_to_goal_ant_arena.xml / humanoid_arena.xml)"),
