@@ -38,7 +38,8 @@ checkpoint and the still robot start at 1000, each later checkpoint at its
 predecessor's rating) go to <out>/elo.json and <out>/elo.csv next to
 <out>/checkpoints/. A line of progress is printed every --log-every
 iterations; the log goes to <out>/log.csv and the learning curve (win rates
-and Elo over training) to <out>/learning_curve.png.
+and Elo over training) to <out>/learning_curve.png, redrawn at every
+evaluation.
 """
 
 from __future__ import annotations
@@ -423,6 +424,8 @@ class Trainer:
                 row += [point[f"{r}/{b}"][k] / args.eval_episodes for r in roles for b in baselines for k in range(3)]
                 row += [round(point[f"{r}/elo"], 1) for r in roles]
                 self.print_eval(it, steps, rate, point)
+                # the curve so far, so a long run can be watched (and a stopped one still has one)
+                plot_curve(self.curve, roles, baselines, self.learners, self.elo, game, self.out / "learning_curve.png")
             else:
                 row += [""] * (len(roles) * (3 * len(baselines) + 1))
             if it % args.log_every == 0:
