@@ -9,8 +9,9 @@ role of the game (an agent's name without its ``_<k>`` index) gets its own
 learner: a symmetric game (sumo's ``ant_0``/``ant_1``) has one, which plays
 every seat in turn; an asymmetric one (``walker``/``blocker``) has one per
 role, each facing snapshots of the other roles. --per-seat makes every seat a
-role of its own: in run-to-goal, whose observations are in the world frame, a
-shared policy must tell from them which way its goal lies.
+role of its own: in run-to-goal, whose observations are in the world frame by
+default, a shared policy must tell from them which way its goal lies
+(--game-arg obs_frame=goal turns agent_1's view so its goal is at +x too).
 
 The worlds are split into --groups groups; in each, one seat is the learner's
 (its role and seat cycle over the groups) and every other seat is played, for
