@@ -4,9 +4,9 @@
   directory is the repository root (as when pasted into ``python`` started
   there, so ``import joltgym_marl`` finds the source folder first).
 * Every command of a ```bash block runs in bash, in README order, from the
-  repository root, except the set-up commands (they start with
-  ``python3 -m venv .venv``: they create the environment these tests run in);
-  instead, the test command among them must appear verbatim in ``.ci/run``.
+  repository root, except the two set-up commands (``python3 -m venv .venv
+  ...`` and ``tools/setup_tests.sh ...``: they create the environments these
+  tests run in); instead, the test command among them must appear verbatim in ``.ci/run``.
   A command marked ``# long-running`` (the README says so next to it) runs
   only with ``--help``. So that these commands cannot overwrite anything of
   the developer's, their root is a mirror of the repository (a symlink to each
@@ -41,7 +41,8 @@ from joltgym_marl import _native
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 LONG_RUNNING = re.compile(r"\s#\s*long-running\b.*$")
-SETUP_PREFIX = "python3 -m venv .venv"
+# The set-up commands: command 1 makes .venv, command 2 runs the test set-up script.
+SETUP_PREFIXES = ("python3 -m venv .venv", "tools/setup_tests.sh")
 BARE_TOOL = re.compile(r"(?<![\w./-])(python3?|pip3?)(?=\s|$)")
 
 
@@ -74,8 +75,8 @@ BLOCKS = fenced_blocks(README)
 PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
 BASH_BLOCKS = [b for b in BLOCKS if b.language == "bash"]
 ALL_COMMANDS = [c for b in BASH_BLOCKS for c in commands(b)]
-SETUP_COMMANDS = [c for c in ALL_COMMANDS if c.startswith(SETUP_PREFIX)]
-RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIX)]
+SETUP_COMMANDS = [c for c in ALL_COMMANDS if c.startswith(SETUP_PREFIXES)]
+RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIXES)]
 
 
 def python_path_env() -> dict[str, str]:
@@ -108,7 +109,7 @@ def test_setup_commands_are_the_ones_ci_runs():
 
 def test_no_command_uses_a_bare_python_or_pip():
     spans = RUN_COMMANDS + inline_code(README)
-    bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIX)]
+    bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIXES)]
     assert not bare, f"say .venv/bin/python or .venv/bin/pip (what set-up made): {bare}"
 
 
@@ -278,3 +279,30 @@ def test_import_without_an_installed_extension_says_what_to_do(tmp_path):
         for expected in [str(clone / "joltgym_marl"), "python3 -m venv .venv && .venv/bin/pip install .",
                          "cmake --build build/inplace --target _core", *mentions]:
             assert expected in message, message
+
+
+SETUP_SCRIPT = ROOT / "tools" / "setup_tests.sh"
+
+
+def setup_script_debian_packages() -> list[str]:
+    match = re.search(r"^DEBIAN_PACKAGES=\(([^)]*)\)", SETUP_SCRIPT.read_text(), re.MULTILINE)
+    assert match, "tools/setup_tests.sh has no DEBIAN_PACKAGES=(...) line"
+    return match.group(1).split()
+
+
+def test_readme_names_every_debian_package_the_setup_installs():
+    # A fresh machine gets its system packages from command 2 itself; the
+    # README says which ones and why.
+    packages = setup_script_debian_packages()
+    assert {"libegl1", "libgl1-mesa-dri", "openjdk-17-jdk-headless", "libjna-java"} <= set(packages)
+    named = set(inline_code(README))
+    assert [p for p in packages if p not in named] == [], "README's set-up section must name these packages"
+
+
+def test_setup_script_help_is_fast_and_changes_nothing():
+    proc = subprocess.run([str(SETUP_SCRIPT), "--help"], capture_output=True, text=True, timeout=10, cwd=ROOT)
+    assert proc.returncode == 0 and "Usage: tools/setup_tests.sh" in proc.stdout, proc.stderr
+    for package in setup_script_debian_packages():
+        assert package in proc.stdout
+    wrong = subprocess.run([str(SETUP_SCRIPT), "--frobnicate"], capture_output=True, text=True, timeout=10, cwd=ROOT)
+    assert wrong.returncode == 2 and "unknown argument '--frobnicate'" in wrong.stderr
