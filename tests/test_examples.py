@@ -87,11 +87,6 @@ def test_train_race_sb3_quick(tmp_path, pipeline):
     assert model.observation_space.shape == (17 + 2 * 3,) and model.action_space.shape == (6,)
 
 
-@pytest.mark.parametrize("env, extra", [
-    ("cheetah_race_v0", ["--num-agents", "3", "--layout", "shared_track", "--out", "race.gif"]),
-    ("sumo_v0", ["--out", "sumo.mp4"]),
-    ("joltgym_marl/Ant-v0", ["--out", "ant.gif"]),
-])
 def read_frames(path: Path, width: int, height: int) -> list[np.ndarray]:
     """The RGB frames of a GIF or an MP4 file.
 
@@ -114,6 +109,11 @@ def read_frames(path: Path, width: int, height: int) -> list[np.ndarray]:
     return list(pixels)
 
 
+@pytest.mark.parametrize("env, extra", [
+    ("cheetah_race_v0", ["--num-agents", "3", "--layout", "shared_track", "--out", "race.gif"]),
+    ("sumo_v0", ["--out", "sumo.mp4"]),
+    ("joltgym_marl/Ant-v0", ["--out", "ant.gif"]),
+])
 def test_record_video(tmp_path, env, extra):
     out = run("record_video.py", env, "--steps", "12", "--width", "96", "--height", "64", *extra, cwd=tmp_path)
     path = tmp_path / extra[-1]
