@@ -158,6 +158,30 @@ def as_run(command: str) -> str:
     return command
 
 
+# What a command needs from the system, and the Debian package that has it
+# (tools/setup_tests.sh installs them): named when such a command fails.
+PREREQUISITES = [
+    (re.compile(r"/usr/share/java/jna\.jar"), lambda: Path("/usr/share/java/jna.jar").exists(), "libjna-java"),
+    (re.compile(r"(^|[;&|]\s*)(javac|java)\s"), lambda: shutil.which("javac") is not None, "openjdk-17-jdk-headless"),
+]
+
+
+def missing_prerequisites(command: str) -> str:
+    """A hint naming the Debian packages ``command`` needs that this machine lacks ('' if none)."""
+    missing = [package for pattern, present, package in PREREQUISITES if pattern.search(command) and not present()]
+    if not missing:
+        return ""
+    return (f"this command needs Debian's {', '.join(missing)}, which is not installed: set-up command 2 "
+            f"(tools/setup_tests.sh) installs it\n")
+
+
+def test_missing_prerequisites_are_named():
+    command = "javac -cp /usr/share/java/jna.jar -d build-capi/java examples/java/Rollout.java"
+    hint = missing_prerequisites(command)
+    assert ("libjna-java" in hint) == (not Path("/usr/share/java/jna.jar").exists())
+    assert missing_prerequisites(".venv/bin/python examples/demo.py") == ""
+
+
 @pytest.mark.slow
 def test_bash_commands_run(tmp_path):
     if not (ROOT / ".venv" / "bin" / "python").exists():
@@ -169,7 +193,8 @@ def test_bash_commands_run(tmp_path):
         proc = subprocess.run(["bash", "-c", f"set -euo pipefail; {as_run(command)}"], cwd=root, env=env,
                               capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
-            failures.append(f"$ {as_run(command)}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+            failures.append(f"$ {as_run(command)}\n{missing_prerequisites(command)}"
+                            f"{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
         elif LONG_RUNNING.search(command):
             assert "usage:" in proc.stdout, command
     assert not failures, "\n\n".join(failures)
