@@ -186,6 +186,8 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         self.observation_spaces = self._core.observation_spaces
         self.action_spaces = self._core.action_spaces
         self.observation_factorization = f.observation_factorization
+        s = self._core.state_slice
+        self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (s.stop - s.start,), np.float64)
         self.metadata = {**type(self).metadata, "render_fps": int(np.round(1.0 / self._core.pool.dt))}
         self._renderer = None
         self._started = False
@@ -206,8 +208,7 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         self._check_open()
-        if options:
-            raise ValueError(f"options are not supported by MaMuJoCo's robots, got {options!r}")
+        # options: accepted and unused, as Gymnasium's -v5 robots do
         if seed is None and not self._seeded:
             seed = np.random.SeedSequence().entropy
         self._core.pool.reset(seed=seed)
@@ -417,8 +418,6 @@ class MaMuJoCoVecEnv(Reconstructible):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         """Resets every world (world i seeded ``seed + i``); returns (obs, infos)."""
         self._check_open()
-        if options:
-            raise ValueError(f"options are not supported by MaMuJoCo's robots, got {options!r}")
         pool = self._core.pool
         pool.reset(seed=seed)
         self._started = True
