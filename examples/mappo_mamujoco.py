@@ -178,7 +178,8 @@ def main(argv=None):
             finished += ep_return[done].tolist()
             ep_return[done] = 0.0
             returns_running = returns_running * args.gamma + r
-            ret_rms.update(returns_running[stepped])
+            if stepped.any():  # (every world resets at once after a time limit)
+                ret_rms.update(returns_running[stepped])
             returns_running[done] = 0.0
             buf_rew[t] = torch.as_tensor(r / np.sqrt(ret_rms.var + 1e-8), dtype=torch.float32).clamp(-10, 10)
             buf_term[t] = torch.as_tensor(te, dtype=torch.float32)

@@ -141,3 +141,58 @@ def many_segment_xml(scenario: str, agent_conf) -> str:
         tmp.write_text(text)
         os.replace(tmp, path)
     return str(path)
+
+
+def coupled_half_cheetah_xml(half_cheetah_xml: str) -> str:
+    """Two of Gymnasium's half cheetahs (``half_cheetah.xml``, every name suffixed
+    0 and 1), at y = -1 and +1, their torsos joined by an elastic spatial
+    tendon (stiffness 0.1, length limited to [1.5, 3.5]): MaMuJoCo's
+    CoupledHalfCheetah."""
+    import copy
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(half_cheetah_xml)
+    root.set("model", "coupled_cheetah")
+    world = root.find("worldbody")
+    torso = world.find("body")
+    world.remove(torso)
+    actuator = root.find("actuator")
+    motors = list(actuator)
+    for m in motors:
+        actuator.remove(m)
+    for c, y in ((0, "-1"), (1, "1")):
+        body = copy.deepcopy(torso)
+        for element in body.iter():
+            for attr in ("name", "joint"):
+                if attr in element.attrib:
+                    element.set(attr, element.get(attr) + str(c))
+        x, _, z = body.get("pos").split()
+        body.set("pos", f"{x} {y} {z}")
+        body.insert(0, ET.Element("site", {"name": f"t{c}", "pos": "0 0 0", "size": "0.1"}))
+        world.append(body)
+    for c in (0, 1):
+        for m in motors:
+            motor = copy.deepcopy(m)
+            motor.set("name", m.get("name") + str(c))
+            motor.set("joint", m.get("joint") + str(c))
+            actuator.append(motor)
+    tendon = ET.Element("tendon")
+    spatial = ET.SubElement(tendon, "spatial", {"name": "tendon0", "width": "0.05", "rgba": ".95 .3 .3 1",
+                                                "limited": "true", "range": "1.5 3.5", "stiffness": "0.1"})
+    ET.SubElement(spatial, "site", {"site": "t0"})
+    ET.SubElement(spatial, "site", {"site": "t1"})
+    root.insert(list(root).index(actuator), tendon)
+    return ET.tostring(root, encoding="unicode")
+
+
+def coupled_half_cheetah_path() -> str:
+    from joltgym_marl import ASSET_DIR
+
+    text = coupled_half_cheetah_xml((Path(ASSET_DIR) / "half_cheetah.xml").read_text())
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    path = _cache_dir() / f"CoupledHalfCheetah_{digest}.xml"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return str(path)

@@ -19,7 +19,7 @@ from pettingzoo.utils.env import ParallelEnv
 from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
-from joltgym_marl.mamujoco.assets import many_segment_xml
+from joltgym_marl.mamujoco.assets import coupled_half_cheetah_path, many_segment_xml
 from joltgym_marl.mamujoco.factorization import Factorization, resolve
 from joltgym_marl.mamujoco.rewards import RewardRecipe
 from joltgym_marl.registry import TASKS
@@ -39,12 +39,16 @@ class _Core:
             raise ValueError(f"agent_observation should be one of {AGENT_OBSERVATIONS}, got {agent_observation!r}")
         kwargs = dict(kwargs)
         max_steps = kwargs.pop("max_episode_steps", None)
-        xml = many_segment_xml(scenario, agent_conf) if scenario.startswith("ManySegment") else None
+        xml = None
+        if scenario.startswith("ManySegment"):
+            xml = many_segment_xml(scenario, agent_conf)
+        elif scenario == "CoupledHalfCheetah" and "xml_file" not in kwargs:
+            xml = coupled_half_cheetah_path()
         self.f: Factorization = resolve(scenario, agent_conf, agent_obsk, agent_factorization,
                                         local_categories, global_categories, kwargs, xml)
         robot = self.f.robot
         if max_steps is None:
-            max_steps = TASKS[robot].max_episode_steps
+            max_steps = TASKS[robot].max_episode_steps if robot in TASKS else 1000
         self.max_episode_steps = int(max_steps)
         self.pool = _core.MaMuJoCoPool(robot, self.f.robot_kwargs, self.f.plan_ops, self.f.plan_bounds,
                                        num_envs=num_envs, num_threads=num_threads,
@@ -121,14 +125,16 @@ class _Core:
             reward = np.where(stepped, reward, 0.0)
         return reward, ctrl
 
-    def info_dicts(self, info_row: np.ndarray, reset: bool, ctrl: float | None) -> dict[str, Any]:
+    def info_dicts(self, info_row: np.ndarray, reset: bool, ctrl: np.ndarray | None) -> dict[str, Any]:
+        """One world's info dict; ``ctrl``: its row of RewardRecipe.control()."""
         out = {}
         for name, offset, size, at_reset in self.fields:
             if reset and not at_reset:
                 continue
             out[name] = np.float64(info_row[offset]) if size == 1 else info_row[offset:offset + size].copy()
         if ctrl is not None and not reset:
-            out[self.recipe.ctrl_field] = np.float64(ctrl)
+            for k, name in enumerate(self.recipe.ctrl_fields):
+                out[name] = np.float64(np.atleast_1d(ctrl)[k])
         return out
 
 
@@ -380,7 +386,9 @@ class MaMuJoCoVecEnv(Reconstructible):
             col = values[:, offset] if size == 1 else values[:, offset:offset + size]
             infos[name] = col.copy()
         if ctrl is not None:
-            infos[core.recipe.ctrl_field] = np.where(stepped, ctrl, 0.0)
+            columns = ctrl.reshape(len(stepped), -1)
+            for k, name in enumerate(core.recipe.ctrl_fields):
+                infos[name] = np.where(stepped, columns[:, k], 0.0)
         infos["_reset"] = ~stepped
         infos["elapsed_steps"] = elapsed.copy()
         term = terms[:, 0].copy()

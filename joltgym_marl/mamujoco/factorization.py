@@ -24,6 +24,7 @@ ROBOTS = {
     "Swimmer": "swimmer", "Pusher": "pusher", "Walker2d": "walker2d",
     "InvertedPendulum": "inverted_pendulum", "InvertedDoublePendulum": "inverted_double_pendulum",
     "ManySegmentSwimmer": "swimmer", "ManySegmentAnt": "ant",
+    "CoupledHalfCheetah": "coupled_half_cheetah",  # MaMuJoCo's own robot (not in the task registry)
 }
 SCENARIOS = tuple(ROBOTS)
 NO_FACTORIZATION = ("InvertedPendulum", "InvertedDoublePendulum")  # agent_conf=None only

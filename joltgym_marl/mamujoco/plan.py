@@ -208,6 +208,14 @@ def add_state(plan: PlanBuilder, scenario: str, sizes: Sizes, bodies: list[str],
         plan.copy("qvel", range(7))
         for name in ("tips_arm", "object", "goal"):
             plan.copy("xpos", range(3 * body[name], 3 * body[name] + 3))
+    elif scenario == "CoupledHalfCheetah":
+        plan.copy("qpos", range(1, 9))
+        plan.copy("qpos", range(10, 18))
+        plan.copy("qvel", range(nv))
+        for dof in (0, 1, 9, 10):
+            plan.add(("copy", "ten_J", 0, dof))
+        plan.add(("copy", "ten_length", 0))
+        plan.add(("copy", "ten_velocity", 0))
     elif scenario == "InvertedPendulum":
         plan.copy("qpos", range(nq))
         plan.copy("qvel", range(nv))

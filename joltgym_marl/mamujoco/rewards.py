@@ -22,8 +22,9 @@ _CTRL = {
     "half_cheetah": "ctrl_cost_weight", "ant": "ctrl_cost_weight", "hopper": "ctrl_cost_weight",
     "walker2d": "ctrl_cost_weight", "swimmer": "ctrl_cost_weight", "humanoid": "ctrl_cost_weight",
     "humanoid_standup": "ctrl_cost_weight", "reacher": "reward_control_weight",
-    "pusher": "reward_control_weight",
+    "pusher": "reward_control_weight", "coupled_half_cheetah": "ctrl_cost_weight",
 }
+_DEFAULT_WEIGHTS = {"coupled_half_cheetah": {"ctrl_cost_weight": 0.1}}
 
 
 class RewardRecipe:
@@ -38,17 +39,23 @@ class RewardRecipe:
         name = _CTRL.get(robot)
         self.weight = None
         if name is not None:
-            self.weight = kwargs.get(name, TASKS[robot].defaults()[name])
+            defaults = _DEFAULT_WEIGHTS[robot] if robot in _DEFAULT_WEIGHTS else TASKS[robot].defaults()
+            self.weight = kwargs.get(name, defaults[name])
         self.f = fields
 
     def control(self, actions64: np.ndarray) -> np.ndarray | None:
-        """The info's ``reward_ctrl`` ([num_envs] float64), as -v5 computes it."""
+        """The info's ``reward_ctrl`` ([num_envs]), as -v5 computes it: in float32
+        for a float32 action (then the sums that follow stay float32 too)."""
         if self.weight is None:
             return None
         square = np.square(actions64.astype(np.float32) if self.float32_action else actions64)
+        if self.robot == "coupled_half_cheetah":  # each cheetah's cost, [rows, 2] (positive, as Farama's info)
+            half = square.shape[1] // 2
+            return np.stack([self.weight * square[:, :half].sum(axis=1),
+                             self.weight * square[:, half:].sum(axis=1)], axis=1)
         if self.robot in ("reacher", "pusher"):
-            return (-square.sum(axis=1) * self.weight).astype(np.float64)
-        return (-(self.weight * np.sum(square, axis=1))).astype(np.float64)
+            return -square.sum(axis=1) * self.weight
+        return -(self.weight * np.sum(square, axis=1))
 
     def reward(self, info: np.ndarray, ctrl: np.ndarray | None) -> np.ndarray:
         """``info``: [num_envs, width] native info rows; ``ctrl``: control()."""
@@ -70,6 +77,8 @@ class RewardRecipe:
             return term("reward_dist") + ctrl
         if r == "pusher":
             return (term("reward_dist") + ctrl) + term("reward_near")
+        if r == "coupled_half_cheetah":
+            return term("reward_run") - (ctrl[:, 0] + ctrl[:, 1]) / 2.0
         if r == "inverted_pendulum":
             return term("reward_survive")
         if r == "inverted_double_pendulum":
@@ -77,7 +86,10 @@ class RewardRecipe:
         raise AssertionError(r)
 
     @property
-    def ctrl_field(self) -> str | None:
+    def ctrl_fields(self) -> tuple[str, ...]:
+        """The info fields control() gives, in its column order."""
         if self.weight is None:
-            return None
-        return "reward_quadctrl" if self.robot == "humanoid_standup" else "reward_ctrl"
+            return ()
+        if self.robot == "coupled_half_cheetah":
+            return ("reward_ctrl1", "reward_ctrl2")
+        return ("reward_quadctrl",) if self.robot == "humanoid_standup" else ("reward_ctrl",)

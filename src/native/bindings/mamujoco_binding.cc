@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../mamujoco/coupled_half_cheetah.h"
 #include "../mamujoco/mamujoco_task.h"
 #include "../validation.h"
 #include "../world_pool.h"
@@ -28,6 +29,16 @@ using mamujoco::PlanEntry;
 using mamujoco::Source;
 
 constexpr const char* kResetHint = "reset()";
+
+// A robot of the task registry, or MaMuJoCo's own CoupledHalfCheetah.
+std::shared_ptr<const Task> MakeRobot(const std::string& robot, const py::dict& kwargs,
+                                      const std::string& owner, int limit) {
+  if (robot != mamujoco::kCoupledHalfCheetah) return MakeTask(robot, kwargs, owner, limit);
+  auto task = std::const_pointer_cast<Task>(
+      mamujoco::MakeCoupledHalfCheetah(ConvertParams(mamujoco::CoupledHalfCheetahParams(), kwargs, owner)));
+  task->SetEpisodeLimit(limit);
+  return task;
+}
 
 std::vector<PlanEntry> ConvertPlan(const py::handle& ops_in, const py::handle& bounds_in) {
   using Ints = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
@@ -67,7 +78,7 @@ class PyMaMuJoCoPool {
         n, num_threads.is_none() ? 0 : static_cast<int>(CheckInt(num_threads, "num_threads", 1)));
     const int limit = LimitOrZero(max_episode_steps, "max_episode_steps", 0);
     const std::string owner = "mamujoco_v1('" + robot + "')";
-    auto robot_task = MakeTask(robot, kwargs, owner, limit);
+    auto robot_task = MakeRobot(robot, kwargs, owner, limit);
     ObservationPlan plan(ConvertPlan(plan_ops, plan_bounds), robot_task->model());
     task_ = std::make_shared<MaMuJoCoTask>(robot_task, std::move(plan));
     const py::ssize_t od = task_->obs_dim(), iw = task_->info_layout().width(),
@@ -254,7 +265,7 @@ void DefineMaMuJoCo(py::module_& m) {
   m.def(
       "mamujoco_model_info",
       [](const std::string& robot, py::dict kwargs) {
-        auto task = MakeTask(robot, kwargs, "mamujoco_v1('" + robot + "')", 0);
+        auto task = MakeRobot(robot, kwargs, "mamujoco_v1('" + robot + "')", 0);
         const mjModel* mm = task->model();
         std::vector<std::string> bodies;
         for (int b = 0; b < mm->nbody; ++b) bodies.emplace_back(mj_id2name(mm, mjOBJ_BODY, b) ? mj_id2name(mm, mjOBJ_BODY, b) : "");
