@@ -185,3 +185,10 @@ def test_step_after_episode_end_asks_for_reset():
     assert all(trunc.values()) and env.agents == []
     with pytest.raises(_core.StateError, match=r"after the episode ended; expected reset\(\)"):
         env.step(act)
+
+
+def test_an_action_beyond_float32_is_named():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action of agent_1 should be finite, got 1e\+300 at index \(2,\) \(out of float32 range\)"):
+        env.step({"agent_0": np.zeros(3), "agent_1": np.array([0.0, 0.0, 1e300])})

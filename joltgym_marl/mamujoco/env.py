@@ -91,7 +91,9 @@ class _Core:
         ok = finite & (np.abs(np.where(finite, array, 0)) <= _FLOAT32_MAX)
         if not ok.all():
             index = tuple(int(i) for i in np.argwhere(~ok)[0])
-            raise ValueError(f"action of {agent} should be finite, got {float(array[index]):g} at index {index}")
+            beyond = " (out of float32 range)" if finite[index] else ""
+            raise ValueError(f"action of {agent} should be finite, got {float(array[index]):g} at index "
+                             f"{index}{beyond}")
         return array.astype(np.float32)
 
     def gather(self, actions: Any, agents: list[str], rows: int | None) -> np.ndarray:
@@ -106,7 +108,19 @@ class _Core:
             raise KeyError(f"actions are missing agent(s) {missing}; expected one action for each of {agents}")
         n = 1 if rows is None else rows
         out = np.empty((n, self.f.act_dim), dtype=np.float32)
-        for i, agent in enumerate(self.agents):
+        try:  # the fast path: float arrays of the right shapes, all finite within float32's range
+            with np.errstate(over="ignore", invalid="ignore"):
+                for i, agent in enumerate(self.agents):
+                    a = actions[agent]
+                    if a.dtype.kind != "f" or a.shape != ((self.act_dims[i],) if rows is None
+                                                          else (rows, self.act_dims[i])):
+                        raise TypeError
+                    out[:, self.f.action_indices[i]] = a
+                if np.isfinite(out).all():
+                    return out
+        except (AttributeError, TypeError, ValueError):
+            pass
+        for i, agent in enumerate(self.agents):  # the first bad action, named
             out[:, self.f.action_indices[i]] = self.check_action(agent, actions[agent], rows)
         return out
 
