@@ -21,7 +21,7 @@ import pytest
 from gymnasium.utils import seeding
 
 from joltgym_marl import mamujoco_v1
-from tests.mamujoco_oracle import farama_obsk
+from mamujoco_oracle import farama_obsk
 
 FARAMA_XML = os.path.join(os.path.dirname(farama_obsk.__file__), "assets", "coupled_half_cheetah.xml")
 LIMIT = 60
@@ -95,7 +95,7 @@ class Reference:
 
 def test_farama_oracle_is_broken_on_this_mujoco():
     """The reason for the plain-mujoco reference (if Farama fixes it, compare with it instead)."""
-    from tests.mamujoco_oracle import make_oracle
+    from mamujoco_oracle import make_oracle
 
     with pytest.raises(IndexError):
         env = make_oracle("CoupledHalfCheetah", "1p1", 1)

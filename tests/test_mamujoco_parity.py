@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from joltgym_marl import mamujoco_v1
-from tests.mamujoco_oracle import (assert_same_rollout, farama_obsk, make_oracle, random_actions,
+from mamujoco_oracle import (assert_same_rollout, farama_obsk, make_oracle, random_actions,
                                    rollout)
 
 STEPS = 150

@@ -8,7 +8,7 @@ import pytest
 from pettingzoo.utils import BaseParallelWrapper
 
 from joltgym_marl import mamujoco_v1
-from tests.mamujoco_oracle import make_oracle
+from mamujoco_oracle import make_oracle
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
