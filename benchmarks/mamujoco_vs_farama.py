@@ -20,7 +20,7 @@ ours/limit. Run it from the clone's root.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import statistics
 import subprocess
 import sys
@@ -45,8 +45,22 @@ def _actions(agents_dims: list[tuple[str, int]], worlds: int) -> list[dict[str, 
             for _ in range(ACTION_SETS)]
 
 
-def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, seconds: float) -> float:
-    """World-steps per second of one contender (run in its own process)."""
+class Clock:
+    """Wall-clock and process CPU time (every thread's, the native workers' too)."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.wall
+
+    def rates(self, steps: int) -> tuple[float, float]:
+        return steps / self.elapsed(), steps / (time.process_time() - self.cpu)
+
+
+def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, seconds: float) -> tuple[float, float]:
+    """World-steps per second of one contender (run in its own process), per
+    wall-clock second and per CPU second."""
     if kind == "farama":
         import warnings
 
@@ -59,8 +73,8 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
         dims = [(a, envs[0].action_space(a).shape[0]) for a in envs[0].possible_agents]
         acts = _actions(dims, len(envs))
         steps, t = 0, 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        clock = Clock()
+        while clock.elapsed() < seconds:
             a = acts[t % ACTION_SETS]
             for i, env in enumerate(envs):
                 _, _, term, trunc, _ = env.step({k: v[i] for k, v in a.items()})
@@ -68,7 +82,7 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
                     env.reset()
                 steps += 1
             t += 1
-        return steps / (time.perf_counter() - start)
+        return clock.rates(steps)
     from joltgym_marl import mamujoco_v1
     from joltgym_marl.mamujoco.factorization import ROBOTS
 
@@ -88,13 +102,13 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
         for t in range(20):
             vec.step(acts[t % ACTION_SETS])
         steps = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        clock = Clock()
+        while clock.elapsed() < seconds:
             vec.step(acts[steps % ACTION_SETS])
             steps += 1
-        rate = steps * worlds / (time.perf_counter() - start)
+        rates = clock.rates(steps * worlds)
         vec.close()
-        return rate
+        return rates
     if kind == "pool":
         import joltgym_marl
         from joltgym_marl.registry import TASKS
@@ -108,33 +122,42 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
             for t in range(20):
                 pool.step_all(acts[t % ACTION_SETS])
             steps = 0
-            start = time.perf_counter()
-            while time.perf_counter() - start < seconds:
+            clock = Clock()
+            while clock.elapsed() < seconds:
                 pool.step_all(acts[steps % ACTION_SETS])
                 steps += 1
-            return steps * worlds / (time.perf_counter() - start)
+            return clock.rates(steps * worlds)
     raise ValueError(kind)
 
 
-def run_worker(kind, scenario, conf, worlds, threads, seconds) -> float:
+def run_worker(kind, scenario, conf, worlds, threads, seconds) -> tuple[float, float]:
     out = subprocess.run([sys.executable, __file__, "--worker", kind, "--cases", f"{scenario}:{conf}",
                           "--worlds", str(worlds), "--threads", str(threads), "--seconds", str(seconds)],
                          check=True, capture_output=True, text=True).stdout
-    return float(out.strip().splitlines()[-1])
+    wall, cpu = out.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
-def run_limit(binary: Path, robot: str, worlds: int, threads: int, seconds: float, tmp: Path) -> float:
-    import joltgym_marl
+def run_limit(binary: Path, robot: str, worlds: int, threads: int, seconds: float, tmp: Path) -> tuple[float, float]:
+    """The C++ limit's world-steps per wall-clock second (its own timing) and per
+    CPU second (the child's CPU time, start-up and warm-up included: a lower bound)."""
+    import resource
+
     from benchmarks.pool_vs_raw import make_actions, run_raw
-    from joltgym_marl.registry import TASKS
 
     actions_file = tmp / f"{robot}.f32"
     if not actions_file.exists():
         make_actions(robot, worlds, {}).tofile(actions_file)
     probe = run_raw(binary, robot, worlds, threads, 200, "env", actions_file, {}, warmup_steps=20)
     steps = max(200, int(probe * seconds / worlds))
-    del joltgym_marl, TASKS
-    return run_raw(binary, robot, worlds, threads, steps, "env", actions_file, {}, warmup_steps=20)
+
+    def children_cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = children_cpu()
+    wall = run_raw(binary, robot, worlds, threads, steps, "env", actions_file, {}, warmup_steps=20)
+    return wall, (steps + 20) * worlds / (children_cpu() - before)
 
 
 def parse_args(argv=None):
@@ -160,25 +183,36 @@ def table(args) -> str:
     if not args.no_limit:
         from benchmarks._native_build import raw_step_limit_binary
         binary = raw_step_limit_binary()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [f"MaMuJoCo: {args.worlds} worlds, {args.threads} threads, {args.rounds} rounds of "
-             f"{args.seconds:g} s, interleaved; world-steps/s (median over rounds)", "",
+             f"{args.seconds:g} s, interleaved; world-steps per wall-clock second (median over rounds), "
+             f"and per CPU second in parentheses (every thread's CPU time: the cost of a world-step, "
+             f"whatever else the machine runs); load average at the start {load:.1f} on "
+             f"{os.cpu_count()} CPUs", "",
              "| scenario | conf | Farama parallel_env | ours vec_env | ours padded | single-agent WorldPool "
              "| single-agent C++ limit | ours / Farama | ours / limit |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory(prefix="mamujoco_bench_") as tmp:
         for case in args.cases:
             scenario, conf = case.split(":")
-            rates: dict[str, list[float]] = {k: [] for k in ("farama", "ours", "ours_padded", "pool", "limit")}
+            rates: dict[str, list[tuple[float, float]]] = {
+                k: [] for k in ("farama", "ours", "ours_padded", "pool", "limit")}
             for _ in range(args.rounds):
                 for kind in ("farama", "ours", "ours_padded", "pool"):
                     rates[kind].append(run_worker(kind, scenario, conf, args.worlds, args.threads, args.seconds))
                 if binary is not None:
                     rates["limit"].append(run_limit(binary, ROBOTS[scenario], args.worlds, args.threads,
                                                     args.seconds, Path(tmp)))
-            med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
-            lines.append(f"| {scenario} | {conf} | {med['farama']:,.0f} | {med['ours']:,.0f} | "
-                         f"{med['ours_padded']:,.0f} | {med['pool']:,.0f} | {med['limit']:,.0f} | "
-                         f"{med['ours'] / med['farama']:.1f}x | {med['ours'] / med['limit']:.2f} |")
+            wall = {k: statistics.median(r[0] for r in v) if v else float("nan") for k, v in rates.items()}
+            cpu = {k: statistics.median(r[1] for r in v) if v else float("nan") for k, v in rates.items()}
+
+            def cell(k):
+                return f"{wall[k]:,.0f} ({cpu[k]:,.0f})"
+
+            lines.append(f"| {scenario} | {conf} | {cell('farama')} | {cell('ours')} | {cell('ours_padded')} | "
+                         f"{cell('pool')} | {cell('limit')} | {wall['ours'] / wall['farama']:.1f}x "
+                         f"({cpu['ours'] / cpu['farama']:.1f}x) | {wall['ours'] / wall['limit']:.2f} "
+                         f"({cpu['ours'] / cpu['limit']:.2f}) |")
             print(lines[-1], file=sys.stderr, flush=True)
     return "\n".join(lines) + "\n"
 
@@ -187,7 +221,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.worker:
         scenario, conf = args.cases[0].split(":")
-        print(worker(args.worker, scenario, conf, args.worlds, args.threads, args.seconds))
+        print(*worker(args.worker, scenario, conf, args.worlds, args.threads, args.seconds))
         return 0
     print(table(args))
     return 0

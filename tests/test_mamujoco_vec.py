@@ -61,7 +61,8 @@ def _check_world_rows(vec_rows, expected):
             assert np.array_equal(state[i], e_state), (t, i)
 
 
-CASES = [("HalfCheetah", "6x1", 1), ("Hopper", "3x1", 2), ("Ant", "4x2", 1), ("Humanoid", "9|8", 0)]
+CASES = [("HalfCheetah", "6x1", 1), ("Hopper", "3x1", 2), ("Ant", "4x2", 1), ("Humanoid", "9|8", 0),
+         ("CoupledHalfCheetah", "1p1", 1), ("ManySegmentAnt", "2x2", 1)]
 
 
 @pytest.mark.parametrize(("scenario", "conf", "obsk"), CASES)
@@ -178,3 +179,61 @@ def test_vec_bad_input_and_spaces():
     with pytest.raises(_core.StateError, match="closed"):
         vec.reset()
 
+
+
+def test_other_seed_gives_other_worlds():
+    vec = mamujoco_v1.vec_env("Hopper", "3x1", num_envs=2, num_threads=1)
+    a, _ = vec.reset(seed=1)
+    b, _ = vec.reset(seed=2)
+    assert not np.array_equal(a["agent_0"], b["agent_0"])
+    assert not np.array_equal(a["agent_0"][0], a["agent_0"][1])  # worlds 0 and 1: seeds 1 and 2
+    assert np.array_equal(a["agent_0"][1], b["agent_0"][0])
+    vec.close()
+
+
+def test_step_releases_the_gil():
+    """A Python thread runs while another is inside one long vec_env step
+    (as tests/test_world_pool.py checks for the WorldPool)."""
+    import os
+    import threading
+    import time
+
+    n = 128
+    vec = mamujoco_v1.vec_env("Humanoid", "9|8", num_envs=n, num_threads=2, frame_skip=40)
+    vec.reset(seed=0)
+    acts = {a: np.zeros((n, d), np.float32) for a, d in zip(vec.possible_agents, vec.act_dims)}
+    counter = [0]
+    stop = time.perf_counter() + 0.1
+    while time.perf_counter() < stop:
+        counter[0] += 1
+    rate = counter[0] / 0.1
+    counter = [0]
+    done, started, result = threading.Event(), threading.Event(), {}
+
+    def worker():
+        started.set()
+        before, t0 = counter[0], time.perf_counter()
+        vec.step(acts)
+        result["seconds"], result["progress"] = time.perf_counter() - t0, counter[0] - before
+        done.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    started.wait()
+    while not done.is_set():
+        counter[0] += 1
+    thread.join()
+    vec.close()
+    seconds, progress = result["seconds"], result["progress"]
+    assert seconds > 0.05, "the step was too quick to tell anything"
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    share = 0.1 if cpus >= 2 else 0.05
+    assert progress > share * rate * seconds, (progress, rate, seconds)
+
+
+def test_many_envs_built_and_closed():
+    for _ in range(30):
+        with mamujoco_v1.vec_env("Swimmer", "2x1", num_envs=4, num_threads=2) as vec:
+            vec.reset(seed=0)
+            vec.step({a: np.zeros((4, 1), np.float32) for a in vec.possible_agents})
+        assert vec.pool.closed
