@@ -192,3 +192,15 @@ def test_an_action_beyond_float32_is_named():
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"action of agent_1 should be finite, got 1e\+300 at index \(2,\) \(out of float32 range\)"):
         env.step({"agent_0": np.zeros(3), "agent_1": np.array([0.0, 0.0, 1e300])})
+
+
+def test_signature_matches_farama():
+    import inspect
+
+    from mamujoco_oracle import farama
+
+    ours = list(inspect.signature(mamujoco_v1.parallel_env).parameters)
+    theirs = list(inspect.signature(farama.parallel_env).parameters)
+    assert [p for p in ours if p != "agent_observation"] == theirs
+    with pytest.raises(ValueError, match=r"gym_env .* cannot be stepped natively; expected None"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", gym_env=object())

@@ -187,7 +187,10 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
                  agent_factorization: dict[str, Any] | None = None,
                  local_categories: list[list[str]] | None = None,
                  global_categories: tuple[str, ...] | None = None, render_mode: str | None = None,
-                 agent_observation: str = "local", **kwargs: Any):
+                 gym_env: Any = None, agent_observation: str = "local", **kwargs: Any):
+        if gym_env is not None:
+            raise ValueError("gym_env (a Python MujocoEnv) cannot be stepped natively; expected None (give the "
+                             "scenario's robot another model with xml_file=... instead)")
         rendering.check_render_mode(render_mode)
         self._remember(scenario=scenario, agent_conf=agent_conf, agent_obsk=agent_obsk,
                        agent_factorization=agent_factorization, local_categories=local_categories,
