@@ -42,6 +42,7 @@ SCRIPTS = {
     "java_host": ([sys.executable, "benchmarks/java_host.py"], [spec.name for spec in TASKS.values()
                                                                 if not spec.is_game]),
     "_gym_pipe_worker": ([sys.executable, "benchmarks/_gym_pipe_worker.py"], []),
+    "mamujoco_vs_farama": ([sys.executable, "benchmarks/mamujoco_vs_farama.py"], []),
 }
 
 
