@@ -119,3 +119,14 @@ def test_render_without_a_render_mode_warns_and_returns_none(surface):
     assert any("You are calling render method without specifying any render mode" in m and example in m
                for m in messages), messages
     env.close()
+
+
+def test_sb3_surfaces_render_without_a_mode_warn_as_sb3_does():
+    from joltgym_marl.vector import make_sb3_vec_env
+
+    module = MULTI_AGENT_ENVS[GAMES[0].module_name]
+    for venv in (make_sb3_vec_env(SINGLE_AGENT_TASKS[0].name, 2), module.vec_env(2, base_class="stable_baselines3")):
+        venv.reset()
+        with pytest.warns(UserWarning, match="no `render_mode` was passed to the env constructor"):
+            assert venv.render() is None
+        venv.close()
