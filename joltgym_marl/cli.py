@@ -42,6 +42,10 @@ def _task_kwargs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str,
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    from joltgym_marl import __version__, _core
+
+    parser.add_argument("--version", action="version",
+                        version=f"joltgym_marl {__version__} (MuJoCo {_core.mujoco_version()})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser("list", help="every task with its kind and ids",

@@ -46,6 +46,11 @@ def test_help_is_fast_and_says_what_each_command_does(tmp_path, args):
     assert elapsed < 5.0, elapsed
 
 
+def test_version_names_the_package_and_mujoco(tmp_path):
+    out = cli("--version", cwd=tmp_path).stdout
+    assert out == f"joltgym_marl {joltgym_marl.__version__} (MuJoCo {joltgym_marl._core.mujoco_version()})\n"
+
+
 def test_no_command_or_an_unknown_one_says_what_exists(tmp_path):
     done = cli(cwd=tmp_path, check=False)
     assert done.returncode == 2 and "the following arguments are required: COMMAND" in done.stderr
