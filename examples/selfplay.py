@@ -66,7 +66,7 @@ import torch  # noqa: E402
 
 from selfplay_common import (AUTORESET, BASELINES, DRAW, LOSS, SHAPING_OPTION, WIN, ActorCritic,  # noqa: E402
                              EloTable, Game, Outcomes, Player, PolicyPlayer, RandomPlayer, RunningNorm,
-                             ScriptedPlayer, StillPlayer, describe_game, find_spec, parse_game_args, play_bouts,
+                             ScriptedPlayer, StillPlayer, describe_game, play_bouts,
                              sample_recent, save_checkpoint, step_players)
 
 
