@@ -21,6 +21,8 @@ class _Param(TypedDict):
     kind: Literal["float", "int", "bool", "range", "str", "body", "optional_float"]
     default: Any
     doc: str
+    min: float | int | None  # the bounds a number (or each end of a range) is checked against
+    max: float | int | None
 
 class _Task(TypedDict):
     name: str
@@ -32,6 +34,7 @@ class _Task(TypedDict):
     max_episode_steps: int
     doc: str
     params: list[_Param]
+    names: list[str]  # every name the task answers to: name, title, ids, class names
 
 class _Camera(TypedDict):
     target: Literal["root_body", "leader", "fixed"]
@@ -41,6 +44,8 @@ class _Camera(TypedDict):
     lookat: tuple[float, float, float]
 
 def tasks() -> dict[str, _Task]: ...
+# The native name of the task `name` names (any spelling of any of its names); ValueError otherwise.
+def resolve_task(name: str) -> str: ...
 def set_asset_dir(path: str) -> None: ...
 def asset_dir() -> str: ...
 def mujoco_version() -> str: ...
