@@ -181,6 +181,24 @@ def test_a_real_mujoco_env(name):
         assert np.array_equal(obs_b, obs_a)
 
 
+@pytest.mark.parametrize("name", ["ant", "half_cheetah", "hopper", "humanoid", "swimmer", "walker2d"])
+def test_each_envs_helpers_as_v5(name):
+    reference, ours = pair(name)
+    a, b = reference.unwrapped, ours.unwrapped
+    space = ours.action_space
+    space.seed(3)
+    reference.reset(seed=2)
+    ours.reset(seed=2)
+    helpers = [h for h in ("healthy_reward", "is_healthy", "contact_forces", "contact_cost") if hasattr(a, h)]
+    for _ in range(30):
+        action = space.sample()
+        reference.step(action)
+        ours.step(action)
+        assert data_equivalence(b.control_cost(action), a.control_cost(action), exact=True)
+        for helper in helpers:
+            assert data_equivalence(getattr(b, helper), getattr(a, helper), exact=True), helper
+
+
 @pytest.mark.parametrize("name", ["ant", "hopper", "reacher"])
 def test_a_new_timestep_takes_effect_as_on_v5(name):
     reference, ours = pair(name)
@@ -247,3 +265,15 @@ def test_make_vec_equals_sync_vector_env_of_v5(name, mode):
         action = space.sample()
         x, y = ours.step(action), reference.step(action)
         assert data_equivalence(x, y, exact=True), (t, x, y)
+
+
+def test_custom_xml_file_relative_and_absolute(tmp_path, monkeypatch):
+    """As Gymnasium's test_xml_file: a "./"-relative and an absolute model path."""
+    source = (joltgym_marl.ASSET_DIR / "walker2d_v5.xml").read_text()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "walker.xml").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    for path in ("./models/walker.xml", str(tmp_path / "models" / "walker.xml")):
+        env = gym.make("joltgym_marl/Walker2d-v0", xml_file=path).unwrapped
+        assert isinstance(env, MujocoEnv) and env.fullpath == path
+        assert env.data.qpos.size == 9

@@ -36,8 +36,9 @@ def _keyword(name: str, default: Any) -> inspect.Parameter:
 
 def _env_class(spec: TaskSpec) -> type:
     from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
+    from joltgym_marl.envs.v5_helpers import HELPERS
 
-    cls = type(spec.env_class, (NativeMujocoEnv,), {
+    cls = type(spec.env_class, (NativeMujocoEnv, *HELPERS.get(spec.name, ())), {
         "__doc__": docstring(spec), "__module__": __name__, "__qualname__": spec.env_class,
         "task": spec.name})
     cls.__signature__ = _signature(spec, [

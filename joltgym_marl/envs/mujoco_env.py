@@ -117,6 +117,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
                        camera_name=camera_name, default_camera_config=default_camera_config,
                        max_geom=max_geom, visual_options=visual_options, dtype=self._dtype.name, **kwargs)
         self._core = _core.SingleAgentCore(self.task, max_episode_steps=None, **kwargs)
+        self._options = {**_defaults(self.task), **self._core.kwargs}  # v5's keyword arguments, for the helpers
         self.render_mode = render_mode
         self.width, self.height = width, height
         self.camera_id, self.camera_name = camera_id, camera_name
