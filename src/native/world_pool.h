@@ -119,13 +119,16 @@ class WorldPool {
   int in_flight_count_ = 0;
   const float* async_actions_ = nullptr;  // published to the workers by Submit
   std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
-  ThreadPool threads_;
-  AutoresetMode mode_;
-  PoolBuffers buffers_;
+  // Where the worlds write observations and rewards (see ObsRow). Declared
+  // before threads_, so that they outlive the worker threads, which a
+  // destroyed pool joins first (a world in flight may still be writing).
   double* obs64_ = nullptr;
   double* reward64_ = nullptr;
   double* final_obs64_ = nullptr;
   std::vector<double> stage_obs_, stage_reward_, stage_final_obs_;  // float32 layout only
+  ThreadPool threads_;
+  AutoresetMode mode_;
+  PoolBuffers buffers_;
   std::atomic<bool> reported_{true};  // some world may have a report (set by the workers)
   // Strides, per world.
   int obs_stride_;
