@@ -86,8 +86,10 @@ def target_table(samples: dict, tasks: list[dict], worlds: int, threads: int) ->
         if not limit or not mine:
             continue
         pool = samples.get((name, "pool", worlds, threads))
+        pool_f32 = samples.get((name, "pool_f32", worlds, threads))
         ratios = paired_ratios(mine, [limit])
         pool_ratios = paired_ratios(pool, [limit]) if pool else []
+        pool_f32_ratios = paired_ratios(pool_f32, [limit]) if pool_f32 else []
         ratio = median_or_none(ratios)
         goal = GAME_GOAL if game else POOL_GOAL
         rows.append({
@@ -97,6 +99,7 @@ def target_table(samples: dict, tasks: list[dict], worlds: int, threads: int) ->
             "limit": stats(limit), "ours": stats(mine), "pool": stats(pool) if pool else None,
             "ratio": ratio, "ratio_samples": ratios,
             "pool_ratio": median_or_none(pool_ratios), "pool_ratio_samples": pool_ratios,
+            "pool_f32_ratio": median_or_none(pool_f32_ratios), "pool_f32_ratio_samples": pool_f32_ratios,
             "goal": goal, "met": None if ratio is None else bool(ratio >= goal),
         })
     return rows
@@ -240,6 +243,11 @@ def target_table_lines(results: dict) -> list[str]:
         line = (f"| {r['task_label']} | {rate(r['limit']['median'])} | {rate(r['ours']['median'])} | "
                 f"{ratio_text(r['ratio'])} | {ratio_text(r['pool_ratio'])} |")
         lines.append(line if quick else line + f" >= {r['goal']:g} | {verdict(r['met'])} |")
+    f32 = [r for r in rows if r.get("pool_f32_ratio") is not None]
+    if f32:
+        lines += ["", "WorldPool.step_all with dtype=float32 over the same limit (the robots' default, "
+                      "above, is float64, Gymnasium v5's dtype): "
+                  + ", ".join(f"{r['task_label']} {ratio_text(r['pool_f32_ratio'])}" for r in f32) + "."]
     return lines
 
 
@@ -373,7 +381,7 @@ def markdown(results: dict) -> str:
     return "\n".join(out)
 
 
-_CONTENDER_ORDER = ["limit", "core", "vector", "pool", "agent_vec", "gym_loop", "gym_sync", "gym_async",
+_CONTENDER_ORDER = ["limit", "core", "vector", "pool", "pool_f32", "agent_vec", "gym_loop", "gym_sync", "gym_async",
                     "mj_batch", "envpool_sync", "envpool_async", "supersuit_0", "supersuit_T"]
 
 

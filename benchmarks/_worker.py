@@ -203,10 +203,13 @@ class Ours(Family):
             core = self.env(key, self.jm.CORE_CLASSES[spec["name"]])
             core.reset(seed=0)
             step = episode_step(core, actions)
-        elif contender == "pool":
+        elif contender in ("pool", "pool_f32"):
+            # pool: the task's default layout (float64 for a robot, Gymnasium v5's dtype;
+            # float32 for a game); pool_f32: float32 observations and rewards.
+            dtype = np.float32 if contender == "pool_f32" else None
             pool = self.env(key, lambda: self.jm.WorldPool(
                 spec["name"], worlds, num_threads=threads, max_episode_steps=spec["max_episode_steps"],
-                **spec["kwargs"]))
+                dtype=dtype, **spec["kwargs"]))
             pool.reset_all(seed=0)  # world i seeded i, as in the limit program
             sets = [np.ascontiguousarray(a) for a in actions]  # [worlds, agents, act_dim] each
 

@@ -104,8 +104,9 @@ std = 0.3
 
 @torch.no_grad()
 def policy(obs):
-    # obs: [rows, obs_dim] float32 -> actions [rows, act_dim] float32
-    mean = net(torch.from_numpy(obs))
+    # obs: [rows, obs_dim] (float64 for a robot, as Gymnasium v5's; float32 for a
+    # game) -> actions [rows, act_dim] float32
+    mean = net(torch.as_tensor(obs, dtype=torch.float32))
     return torch.clamp(torch.normal(mean, std), low, high).numpy()
 
 def timed(step):

@@ -106,7 +106,8 @@ CONTENDERS = {
     "limit": ("native", "limit: C++ raw_step_limit --mode env"),
     "core": ("ours", "ours: core (*Core.step loop)"),
     "vector": ("ours", "ours: vector env (WorldPool)"),
-    "pool": ("ours", "ours: WorldPool.step_all (no Gymnasium wrapper)"),
+    "pool": ("ours", "ours: WorldPool.step_all (no Gymnasium wrapper; float64 obs, v5's dtype)"),
+    "pool_f32": ("ours", "ours: WorldPool.step_all, dtype=float32"),
     "pool_mujoco": ("ours_mujoco", "ours: WorldPool.step_all, process imports mujoco"),
     "agent_vec": ("ours", "ours: agent vector env"),
     "gym_loop": ("gymnasium", "gymnasium.make(*-v5) loop"),
@@ -118,9 +119,9 @@ CONTENDERS = {
     "supersuit_0": ("supersuit", "SuperSuit num_cpus=0"),
     "supersuit_T": ("supersuit", "SuperSuit num_cpus=T"),
 }
-OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "pool_mujoco", "agent_vec")
+OURS_AND_LIMIT = ("limit", "core", "vector", "pool", "pool_f32", "pool_mujoco", "agent_vec")
 GAME_CONTENDERS = ("limit", "agent_vec", "supersuit_0", "supersuit_T")
-TARGET_CONTENDERS = ("limit", "vector", "pool", "agent_vec")
+TARGET_CONTENDERS = ("limit", "vector", "pool", "pool_f32", "agent_vec")
 # The end-to-end section (registry names; each command's output is one part of end_to_end.md):
 # three robots and a game, whose contenders benchmarks/policy_rollout.py picks per kind of task.
 END_TO_END_TASKS = tuple(t for t in ("half_cheetah", "humanoid", "ant", "cheetah_race") if t in TASKS)
@@ -145,7 +146,7 @@ def applies(contender: str, spec, worlds: int, threads: int, target: tuple[int, 
         return worlds == 1
     if contender == "gym_async":
         return worlds <= ASYNC_CAP
-    if contender in ("pool", "pool_mujoco"):
+    if contender in ("pool", "pool_f32", "pool_mujoco"):
         return (worlds, threads) == target
     return True
 

@@ -153,7 +153,7 @@ def main() -> None:
     global_step = 0
     start_time = time.time()
     next_obs, _ = envs.reset(seed=args.seed)
-    next_obs = torch.as_tensor(next_obs, device=device)
+    next_obs = torch.as_tensor(next_obs, dtype=torch.float32, device=device)  # v5's float64 -> the network's
     after_end = np.zeros(N, dtype=bool)  # the next step of these worlds is their auto-reset
     returns_seen: list[float] = []
 
@@ -176,7 +176,7 @@ def main() -> None:
             rewards[step] = torch.as_tensor(reward, dtype=torch.float32, device=device)
             terminations[step] = torch.as_tensor(terminated, dtype=torch.float32, device=device)
             dones[step] = torch.as_tensor(after_end, dtype=torch.float32, device=device)
-            next_obs = torch.as_tensor(next_obs, device=device)
+            next_obs = torch.as_tensor(next_obs, dtype=torch.float32, device=device)
             if "episode" in infos:
                 iteration_returns += [float(r) for r in infos["episode"]["r"][infos["_episode"]]]
 

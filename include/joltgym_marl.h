@@ -40,7 +40,10 @@
  *   - Not fork-safe: create pools after fork(), not before.
  *
  * Layout: worlds are rows, every buffer is C-contiguous, float32 for
- * observations, actions and rewards, bool (one byte) for flags, float64 for
+ * observations, actions and rewards (the layout of Python's
+ * WorldPool(..., dtype=numpy.float32): the values of the float64 layout
+ * Python's robots default to, rounded once; this API has no float64 layout
+ * yet), bool (one byte) for flags, float64 for
  * info records: obs [num_envs, num_agents, obs_dim], actions [num_envs,
  * num_agents, act_dim], reward/terminated/truncated [num_envs, num_agents],
  * info [num_envs, num_agents, info_width], reset_kind/unstable/elapsed

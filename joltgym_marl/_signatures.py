@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from joltgym_marl.registry import TaskSpec, docstring
@@ -26,9 +27,17 @@ RENDER = [
                           "(height, width, 3) uint8 frame) or 'human' (a viewer window; needs a display)"),
 ]
 SINGLE_ENV = [
-    *RENDER,
-    ("width", 480, "frame width in pixels, 16 to 4096"),
-    ("height", 480, "frame height in pixels, 16 to 4096"),
+    ("render_mode", None, "None (render() warns and returns None), 'rgb_array', 'depth_array', 'rgbd_tuple' "
+                          "(frames as Gymnasium v5 renders them) or 'human' (a viewer window; needs a display)"),
+    ("width", 480, "frame width in pixels, 1 to 16384"),
+    ("height", 480, "frame height in pixels, 1 to 16384"),
+    ("camera_id", None, "the model's camera to render from (an int; -1 or None: the free camera)"),
+    ("camera_name", None, "the model's camera to render from, by name (not with camera_id)"),
+    ("default_camera_config", "v5", "the free camera's settings (a dict of MjvCamera fields); 'v5': the "
+                                     "robot's Gymnasium v5 default"),
+    ("max_geom", 1000, "the most geoms a frame draws"),
+    ("visual_options", None, "MuJoCo visualisation flags ({mjtVisFlag: bool})"),
+    ("dtype", np.float64, "the observations' dtype: float64 (Gymnasium v5's) or float32 (half the bandwidth)"),
 ]
 GAME_ENV = [
     ("max_cycles", _LIMIT, "steps per episode before every agent is truncated (an int >= 1); None: never"),

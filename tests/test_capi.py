@@ -34,6 +34,16 @@ from joltgym_marl import _core
 from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS
 
 ALL_TASKS = SINGLE_TASKS + GAME_NAMES
+
+
+class _Pools:
+    """Python's WorldPool in the C API's layout (float32 observations and
+    rewards; Python's robots default to float64, Gymnasium v5's dtype)."""
+
+    @staticmethod
+    def WorldPool(*args, **kwargs):  # noqa: N802  (the class it stands for)
+        kwargs.setdefault("dtype", np.float32)
+        return _core.WorldPool(*args, **kwargs)
 JNA_JAR = Path("/usr/share/java/jna.jar")
 
 
@@ -151,7 +161,7 @@ def _json_number(x: float):
 
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_dims_bounds_and_info_layout_are_pythons(lib, task):
-    pool = _core.WorldPool(task, 3, num_threads=1)
+    pool = _Pools.WorldPool(task, 3, num_threads=1)
     handle = lib.create(task, 3, num_threads=1)
     try:
         d = lib.dims(handle)
@@ -189,7 +199,7 @@ def test_dims_bounds_and_info_layout_are_pythons(lib, task):
 @pytest.mark.parametrize(("seed", "threads", "mode"), [(0, 1, "next_step"), (12345, 2, "same_step")])
 def test_rollouts_are_bit_identical_to_world_pool(lib, task, seed, threads, mode):
     num_envs, steps, limit = 5, 40, 15  # several episodes end (truncation) and restart
-    pool = _core.WorldPool(task, num_envs, num_threads=1, max_episode_steps=limit, autoreset_mode=mode)
+    pool = _Pools.WorldPool(task, num_envs, num_threads=1, max_episode_steps=limit, autoreset_mode=mode)
     handle = lib.create(task, num_envs, num_threads=threads, max_episode_steps=limit, autoreset_mode=mode)
     try:
         views = lib.buffers(handle)
@@ -220,7 +230,7 @@ def test_rollouts_are_bit_identical_to_world_pool(lib, task, seed, threads, mode
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_keyword_arguments_as_strings_and_json_are_pythons(lib, task):
     kwargs = non_default_kwargs(spec_of(task))
-    pool = _core.WorldPool(task, 2, num_threads=1, **kwargs)
+    pool = _Pools.WorldPool(task, 2, num_threads=1, **kwargs)
     as_strings = lib.create(task, 2, num_threads=1, **{k: json.dumps(v) for k, v in kwargs.items()})
     as_json = lib.create_json(task, 2, python_kwargs_to_json(kwargs), num_threads=1)
     try:
@@ -269,7 +279,7 @@ def test_pool_buffers_stay_put_and_are_written_in_place(lib):
 
 def test_caller_buffers_receive_the_results(lib):
     handle = lib.create("hopper", 3, num_threads=1, max_episode_steps=4, autoreset_mode="same_step")
-    pool = _core.WorldPool("hopper", 3, num_threads=1, max_episode_steps=4, autoreset_mode="same_step")
+    pool = _Pools.WorldPool("hopper", 3, num_threads=1, max_episode_steps=4, autoreset_mode="same_step")
     try:
         lib.reset(handle, 5)
         pool.reset_all(seed=5)
@@ -344,7 +354,7 @@ def bad_kwargs(task: str) -> list[dict]:
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_bad_keyword_arguments_say_what_python_says(lib, task):
     for kwargs in bad_kwargs(task):
-        kind, message = python_error(lambda: _core.WorldPool(task, 2, **kwargs))
+        kind, message = python_error(lambda: _Pools.WorldPool(task, 2, **kwargs))
         for create in (lambda: lib.create(task, 2, **{k: json.dumps(v) for k, v in kwargs.items()}),
                        lambda: lib.create_json(task, 2, python_kwargs_to_json(kwargs))):
             with pytest.raises(CapiError) as e:
@@ -357,18 +367,18 @@ def test_bad_pool_settings_say_what_python_says(lib):
              (dict(num_envs=2), dict(autoreset_mode="sometimes")),
              (dict(num_envs=2), dict(max_episode_steps=-1))]
     for args, config in cases:
-        kind, message = python_error(lambda: _core.WorldPool("ant", args["num_envs"], **config))
+        kind, message = python_error(lambda: _Pools.WorldPool("ant", args["num_envs"], **config))
         with pytest.raises(CapiError) as e:
             lib.create("ant", args["num_envs"], **config)
         assert (e.value.status, e.value.message) == (status_of(kind), message)
-    kind, message = python_error(lambda: _core.WorldPool("no_such_task", 2))
+    kind, message = python_error(lambda: _Pools.WorldPool("no_such_task", 2))
     with pytest.raises(CapiError) as e:
         lib.create("no_such_task", 2)
     assert (e.value.status, e.value.message) == ("JG_ERR_VALUE", message)
 
 
 def test_bad_steps_say_what_python_says(lib):
-    pool = _core.WorldPool("half_cheetah", 2, num_threads=1)
+    pool = _Pools.WorldPool("half_cheetah", 2, num_threads=1)
     handle = lib.create("half_cheetah", 2, num_threads=1)
     try:
         good = np.zeros((2, 1, 6), np.float32)
@@ -508,7 +518,7 @@ def test_mujoco_warnings_are_pythons_words(lib, tmp_path, monkeypatch):
     model = unlimited_cheetah(tmp_path)
     actions = np.zeros((3, 1, 6), np.float32)
     actions[1:] = 1e20
-    with _core.WorldPool("half_cheetah", 3, num_threads=2, xml_file=str(model)) as pool:
+    with _Pools.WorldPool("half_cheetah", 3, num_threads=2, xml_file=str(model)) as pool:
         pool.reset_all(seed=0)
         with pytest.warns(_core.MujocoWarning) as record:
             pool.step_all(actions)
@@ -533,7 +543,7 @@ def test_mujoco_errors_are_pythons_words_and_the_world_waits_for_a_reset(lib, tm
 
     def python_messages() -> list[str]:
         messages = []
-        with _core.WorldPool("ant", 4, num_threads=1, xml_file=model) as pool:
+        with _Pools.WorldPool("ant", 4, num_threads=1, xml_file=model) as pool:
             pool.reset_all(seed=0)
             for _ in range(200):
                 try:
@@ -675,8 +685,8 @@ def test_async_rollouts_are_bit_identical_to_python_and_to_step(lib, task, num_e
     worlds, shuffled and split sends; with one thread the order is fixed, and
     C and Python receive the same ids in the same order."""
     config = dict(num_threads=threads, max_episode_steps=6, autoreset_mode=mode)
-    sync_pool = _core.WorldPool(task, num_envs, **config)
-    py_pool = _core.WorldPool(task, num_envs, batch_size=batch_size, **config)
+    sync_pool = _Pools.WorldPool(task, num_envs, **config)
+    py_pool = _Pools.WorldPool(task, num_envs, batch_size=batch_size, **config)
     handle = lib.create(task, num_envs, batch_size=batch_size, **config)
     try:
         assert lib.dims(handle).batch_size == batch_size
@@ -757,11 +767,11 @@ def test_batch_buffers_stay_put_and_can_be_the_callers(lib):
 
 def test_bad_batch_sizes_say_what_python_says(lib):
     for batch_size in (5, 1 << 30):
-        kind, message = python_error(lambda: _core.WorldPool(ASYNC_TASK, 4, batch_size=batch_size))
+        kind, message = python_error(lambda: _Pools.WorldPool(ASYNC_TASK, 4, batch_size=batch_size))
         with pytest.raises(CapiError) as e:
             lib.create(ASYNC_TASK, 4, batch_size=batch_size)
         assert (e.value.status, e.value.message) == (status_of(kind), message)
-    kind, message = python_error(lambda: _core.WorldPool(ASYNC_TASK, 4, batch_size=-1))
+    kind, message = python_error(lambda: _Pools.WorldPool(ASYNC_TASK, 4, batch_size=-1))
     with pytest.raises(CapiError) as e:
         lib.create(ASYNC_TASK, 4, batch_size=-1)
     assert (e.value.status, e.value.message) == (status_of(kind), message + " (or 0 for num_envs)")
@@ -775,7 +785,7 @@ def test_bad_batch_sizes_say_what_python_says(lib):
 def test_bad_async_calls_say_what_python_says(lib):
     """Every misuse of send/recv gets the words of Python's exception, and
     changes nothing: the next good calls give Python's results."""
-    pool = _core.WorldPool(ASYNC_TASK, 5, num_threads=2, batch_size=2)
+    pool = _Pools.WorldPool(ASYNC_TASK, 5, num_threads=2, batch_size=2)
     handle = lib.create(ASYNC_TASK, 5, num_threads=2, batch_size=2)
     a, d = pool.num_agents, pool.act_dim
 
@@ -916,7 +926,7 @@ def test_a_refused_step_leaves_the_sent_actions(lib):
     """step_all while worlds are in flight is refused without writing over
     the actions they were sent with (one thread: they step in recv, after the
     refused call): each world's result is step_all's with the sent actions."""
-    sync = _core.WorldPool(ASYNC_TASK, 4, num_threads=1)
+    sync = _Pools.WorldPool(ASYNC_TASK, 4, num_threads=1)
     handle = lib.create(ASYNC_TASK, 4, num_threads=1, batch_size=4)
     try:
         shape = (4, sync.num_agents, sync.act_dim)
@@ -997,7 +1007,7 @@ def test_mujoco_errors_arrive_through_recv_in_pythons_words(lib, tmp_path):
 
     def python_messages() -> list[str]:
         messages = []
-        with _core.WorldPool("ant", 4, num_threads=1, batch_size=4, xml_file=model) as pool:
+        with _Pools.WorldPool("ant", 4, num_threads=1, batch_size=4, xml_file=model) as pool:
             pool.async_reset(seed=0)
             pool.recv()
             for _ in range(200):
@@ -1047,7 +1057,7 @@ def test_mujoco_errors_arrive_through_recv_in_pythons_words(lib, tmp_path):
 def linear_policy_returns(task: str, num_envs: int, steps: int, seed: int) -> list[tuple[int, int, int]]:
     """(world, step, return bits) of each finished episode under the examples'
     fixed linear policy, computed with the Python module."""
-    pool = _core.WorldPool(task, num_envs, max_episode_steps=1000)
+    pool = _Pools.WorldPool(task, num_envs, max_episode_steps=1000)
     n, a, od, ad = num_envs, pool.num_agents, pool.obs_dim, pool.act_dim
     w = np.array([[((j * od + k) % 7 - 3) / 10.0 for k in range(od)] for j in range(ad)])
     low, high = pool.action_low.astype(np.float64), pool.action_high.astype(np.float64)

@@ -48,6 +48,7 @@ class Entry:
     close: Callable[[Any], None] | None
     before_reset: str  # the message (regex) of a step before reset
     closed: str = "is closed"
+    usable_after_close: bool = False  # Gymnasium's MujocoEnv: close() releases the renderer only
 
 
 def _pool_states(pool) -> list:
@@ -62,7 +63,7 @@ def _single_agent_entries(spec) -> list[Entry]:
               lambda e: (e.act_dim,), lambda e: [e.get_state()], None, never),
         Entry(f"{spec.env_id}:env", lambda: gymnasium.make(spec.env_id, disable_env_checker=True).unwrapped,
               lambda e, s: e.reset(seed=s), lambda e, a: e.step(a), lambda e: e.action_space.shape,
-              lambda e: [e.get_state()], lambda e: e.close(), never),
+              lambda e: [e.get_state()], lambda e: e.close(), never, usable_after_close=True),
         Entry(f"{spec.env_id}:vector", lambda: gymnasium.make_vec(spec.env_id, num_envs=WORLDS, num_threads=2,
                                                                   vectorization_mode="vector_entry_point"),
               lambda e, s: e.reset(seed=s), lambda e, a: e.step(a), lambda e: e.action_space.shape,
@@ -185,7 +186,8 @@ def test_bad_actions_raise_and_leave_the_worlds_unchanged(entry, bad):
         _assert_same(entry.step(env, good), entry.step(twin, good), "step after the bad call")
 
 
-@pytest.mark.parametrize("entry", [p for p in ENTRY_PARAMS if p.values[0].close is not None])
+@pytest.mark.parametrize("entry", [p for p in ENTRY_PARAMS
+                                   if p.values[0].close is not None and not p.values[0].usable_after_close])
 def test_closed_envs_refuse_to_step_or_reset(entry):
     env = entry.make()
     entry.reset(env, 0)
@@ -196,6 +198,18 @@ def test_closed_envs_refuse_to_step_or_reset(entry):
             call()
         assert isinstance(caught.value, StateError)
     entry.close(env)  # idempotent
+
+
+@pytest.mark.parametrize("entry", [p for p in ENTRY_PARAMS if p.values[0].usable_after_close])
+def test_closed_gymnasium_envs_stay_usable(entry):
+    """As Gymnasium's MuJoCo envs (whose own test suite reuses closed envs)."""
+    env, twin = entry.make(), entry.make()
+    entry.reset(env, 0)
+    entry.close(env)
+    entry.close(env)  # idempotent
+    _assert_same(entry.reset(env, 3), entry.reset(twin, 3), "reset after close")
+    actions = _actions(env, entry, 0)
+    _assert_same(entry.step(env, actions), entry.step(twin, actions), "step after close")
 
 
 @pytest.mark.parametrize("dumps, loads", [(pickle.dumps, pickle.loads), (cloudpickle.dumps, cloudpickle.loads)],

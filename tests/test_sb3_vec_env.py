@@ -15,7 +15,7 @@ import pickle
 import gymnasium
 import numpy as np
 import pytest
-from conftest import GYM_IDS, REFERENCE_IDS, SINGLE_TASKS, float32_observations, random_actions
+from conftest import GYM_IDS, REFERENCE_IDS, SINGLE_TASKS, random_actions
 
 import joltgym_marl  # noqa: F401  (registers the envs)
 from joltgym_marl import StateError
@@ -31,7 +31,7 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
 
 
 def dummy_vec_env(task: str, n: int, **make_kwargs) -> DummyVecEnv:
-    return DummyVecEnv([lambda: float32_observations(gymnasium.make(REFERENCE_IDS[task], **make_kwargs))] * n)
+    return DummyVecEnv([lambda: gymnasium.make(REFERENCE_IDS[task], **make_kwargs)] * n)
 
 
 def assert_infos_equal(ours: dict, theirs: dict, where: str) -> None:
@@ -62,9 +62,10 @@ def test_steps_equal_dummy_vec_env(task):
             obs, rewards, dones, infos = ours.step(action)
             their_obs, their_rewards, their_dones, their_infos = theirs.step(action)
             where = f"seed {seed}, step {t}"
-            assert obs.dtype == np.float32 and rewards.dtype == their_rewards.dtype and dones.dtype == np.bool_
+            assert obs.dtype == their_obs.dtype == np.float64 and dones.dtype == np.bool_
+            assert rewards.dtype == their_rewards.dtype == np.float32  # as DummyVecEnv buffers them
             np.testing.assert_array_equal(obs, their_obs, err_msg=where)
-            np.testing.assert_allclose(rewards, their_rewards, rtol=1e-6, atol=1e-6, err_msg=where)
+            np.testing.assert_array_equal(rewards, their_rewards, err_msg=where)
             np.testing.assert_array_equal(dones, their_dones, err_msg=where)
             assert isinstance(infos, list) and len(infos) == n
             for i in range(n):
@@ -169,7 +170,7 @@ def venv():
 
 def test_attributes_and_methods(venv):
     assert venv.num_envs == 4 and venv.render_mode is None and venv.metadata == {"render_modes": []}
-    assert venv.observation_space == gymnasium.spaces.Box(-np.inf, np.inf, (11,), np.float32)
+    assert venv.observation_space == gymnasium.spaces.Box(-np.inf, np.inf, (11,), np.float64)  # v5's
     assert venv.get_attr("render_mode") == [None] * 4
     assert venv.get_attr("observation_space", indices=[1, 2]) == [venv.observation_space] * 2
     assert venv.has_attr("spec") and not venv.has_attr("no_such_attribute")

@@ -123,7 +123,7 @@ def test_env_resets_equal_gymnasium(task):
             s = seed if k == 0 else None
             their_obs, _ = theirs.reset(seed=s)
             obs, _ = ours.reset(seed=s)
-            np.testing.assert_array_equal(obs, their_obs.astype(np.float32), err_msg=f"seed {seed}, reset {k}")
+            np.testing.assert_array_equal(obs, their_obs, err_msg=f"seed {seed}, reset {k}")
             np.testing.assert_array_equal(ours.unwrapped.get_state()[0], theirs.unwrapped.data.qpos)
             np.testing.assert_array_equal(ours.unwrapped.get_state()[1], theirs.unwrapped.data.qvel)
         assert ours.unwrapped.np_random_seed == theirs.unwrapped.np_random_seed == seed
@@ -141,9 +141,9 @@ def test_unseeded_first_reset_draws_fresh_entropy():
     assert isinstance(entropy, int) and entropy >= 0
     theirs = gymnasium.make("Hopper-v5")
     their_obs, _ = theirs.reset(seed=entropy)
-    np.testing.assert_array_equal(obs_a, their_obs.astype(np.float32))
+    np.testing.assert_array_equal(obs_a, their_obs)
     # ... and unseeded resets continue the stream, as Gymnasium's do.
-    np.testing.assert_array_equal(a.reset()[0], theirs.reset()[0].astype(np.float32))
+    np.testing.assert_array_equal(a.reset()[0], theirs.reset()[0])
 
 
 # -- the vector env against SyncVectorEnv ------------------------------------------
@@ -162,28 +162,29 @@ def vector_pair(task: str, num_envs: int, mode: AutoresetMode, limit: int):
 def test_vector_env_equals_sync_vector_env(task, mode):
     """Seeded the same, stepped with the same random actions over many short
     episodes (``max_episode_steps=7`` on both, and every termination the task
-    has): the same observations (ours float32 == theirs cast to float32),
-    rewards, terminations and truncations, world for world."""
+    has): the same observations and rewards (float64, bit for bit),
+    terminations and truncations, world for world."""
     n, steps = 3, 40
     ours, theirs = vector_pair(task, n, mode, limit=7)
     actions = random_actions(theirs.single_action_space, steps, seed=5, batch=(n,))
     for seed in (0, 2**64 + 5):
         obs, _ = ours.reset(seed=seed)
         their_obs, _ = theirs.reset(seed=seed)
-        np.testing.assert_array_equal(obs, their_obs.astype(np.float32))
+        np.testing.assert_array_equal(obs, their_obs)
         ended = 0
         for t, action in enumerate(actions):
             obs, rew, term, trunc, info = ours.step(action)
             their_obs, their_rew, their_term, their_trunc, their_info = theirs.step(action)
             where = f"seed {seed}, step {t}"
-            np.testing.assert_array_equal(obs, their_obs.astype(np.float32), err_msg=where)
-            np.testing.assert_allclose(rew, their_rew, rtol=1e-6, atol=1e-6, err_msg=where)
+            np.testing.assert_array_equal(obs, their_obs, err_msg=where)
+            np.testing.assert_array_equal(rew, their_rew, err_msg=where)
+            assert obs.dtype == their_obs.dtype and rew.dtype == their_rew.dtype, where
             np.testing.assert_array_equal(term, their_term, err_msg=where)
             np.testing.assert_array_equal(trunc, their_trunc, err_msg=where)
             if mode == AutoresetMode.SAME_STEP and (term | trunc).any():
                 for i in np.flatnonzero(term | trunc):
                     np.testing.assert_array_equal(info["final_obs"][i],
-                                                  their_info["final_obs"][i].astype(np.float32), err_msg=where)
+                                                  their_info["final_obs"][i], err_msg=where)
             ended += int((term | trunc).sum())
         assert ended >= 3 * n, "several episodes per world should have ended"
     # reset(seed=list), as SyncVectorEnv takes it.
@@ -192,7 +193,7 @@ def test_vector_env_equals_sync_vector_env(task, mode):
     ours.reset(seed=0)
     obs, _ = ours.reset(seed=seeds)
     their_obs, _ = theirs.reset(seed=seeds)
-    np.testing.assert_array_equal(obs, their_obs.astype(np.float32))
+    np.testing.assert_array_equal(obs, their_obs)
     ours.close()
     theirs.close()
 
@@ -223,47 +224,36 @@ def test_pool_reset_one_without_seed_on_a_fresh_world_draws_entropy():
 # -- Stable-Baselines3 ----------------------------------------------------------------
 
 
-def ppo_weights(env: gymnasium.Env) -> dict[str, np.ndarray]:
+def ppo_run(env: gymnasium.Env) -> tuple[dict[str, np.ndarray], list[float]]:
+    """The policy's parameters after a seeded PPO run, and the ``Monitor``'s episode returns."""
     from stable_baselines3 import PPO
+    from stable_baselines3.common.monitor import Monitor
 
-    model = PPO("MlpPolicy", env, n_steps=512, batch_size=64, n_epochs=2, seed=0, device="cpu")
+    monitor = Monitor(env)
+    model = PPO("MlpPolicy", monitor, n_steps=512, batch_size=64, n_epochs=2, seed=0, device="cpu")
     model.learn(1024)
-    return {name: p.detach().numpy().copy() for name, p in model.policy.state_dict().items()}
-
-
-def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
-    box = env.observation_space
-    space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
-    return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)
+    weights = {name: p.detach().numpy().copy() for name, p in model.policy.state_dict().items()}
+    return weights, monitor.get_episode_rewards()
 
 
 @pytest.mark.parametrize("task", ["half_cheetah", "ant", "hopper"])
-def test_seeded_ppo_ends_with_gymnasiums_weights(task):
-    """``PPO(..., seed=0)`` on ours and on Gymnasium's ``-v5`` env: every policy
-    parameter bit-identical after training.
-
-    Gymnasium's envs return float64 observations and declare a float64 Box;
-    ours return the same values rounded to float32 and declare a float32 Box.
-    SB3 stores observations in the dtype of the observation space, so the two
-    rollout buffers would differ in dtype, not in information. Gymnasium's env
-    is therefore wrapped to cast its observations to float32 (its observation
-    space a float32 Box): both runs then feed PPO the very same arrays.
-    Rewards need no wrapper: SB3 stores them as float32, and ours is exactly
-    Gymnasium's reward rounded to float32 (the control cost of a float32 action
-    is computed in float32, as NumPy computes Gymnasium's; with a float64
-    control cost the float32 rewards differ by an ulp on a third of the steps
-    and the weights by up to ~5e-3). Torch runs on one thread in both runs, so
-    that its reductions happen in the same order."""
+def test_seeded_ppo_ends_with_gymnasiums_weights_and_returns(task):
+    """``PPO(..., seed=0)`` on ours and on Gymnasium's ``-v5`` env, each as is
+    (no wrapper: ours returns v5's float64 observations and rewards, bit for
+    bit): every policy parameter bit-identical after training, and the
+    ``Monitor``'s episode returns identical. Torch runs on one thread in both
+    runs, so that its reductions happen in the same order."""
     pytest.importorskip("stable_baselines3")
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the same reduction order in both runs
     try:
-        ours = ppo_weights(gymnasium.make(GYM_IDS[task]))
-        theirs = ppo_weights(float32_observations(gymnasium.make(REFERENCE_IDS[task])))
+        ours, our_returns = ppo_run(gymnasium.make(GYM_IDS[task]))
+        theirs, their_returns = ppo_run(gymnasium.make(REFERENCE_IDS[task]))
     finally:
         torch.set_num_threads(threads)
+    assert our_returns == their_returns and len(our_returns) >= 1
     assert ours.keys() == theirs.keys()
     for name in ours:
         np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)

@@ -178,11 +178,17 @@ def test_unseeded_resets_differ():
     assert not np.array_equal(first, second)
 
 
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
 @pytest.mark.parametrize("task", TASKS)
-def test_outputs_are_finite_and_well_typed(task):
-    with WorldPool(task, 4, num_threads=2, max_episode_steps=50) as pool:
-        assert pool.obs.shape == (4, 1, pool.obs_dim) and pool.obs.dtype == np.float32
-        assert pool.rewards.shape == (4, 1) and pool.rewards.dtype == np.float32
+def test_outputs_are_finite_and_well_typed(task, dtype):
+    # Single-agent tasks default to float64 observations and rewards (Gymnasium v5's dtypes).
+    real = np.float64 if dtype is None else dtype
+    with WorldPool(task, 4, num_threads=2, max_episode_steps=50, dtype=dtype) as pool:
+        assert pool.dtype == real
+        assert pool.obs.shape == (4, 1, pool.obs_dim) and pool.obs.dtype == real
+        assert pool.rewards.shape == (4, 1) and pool.rewards.dtype == real
+        assert pool.final_obs.dtype == pool.recv_obs.dtype == pool.recv_final_obs.dtype == real
+        assert pool.recv_rewards.dtype == real
         assert pool.terminations.shape == pool.truncations.shape == (4, 1)
         assert pool.terminations.dtype == pool.truncations.dtype == np.bool_
         width = sum(size for _, _, size, _ in pool.info_fields)
@@ -204,6 +210,33 @@ def test_outputs_are_finite_and_well_typed(task):
     assert (r["elapsed_steps"] >= 0).all() and (r["elapsed_steps"] <= 50).all()
 
 
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+@pytest.mark.parametrize("task", TASKS)
+def test_float32_pool_is_the_float64_pool_rounded(task, mode):
+    """dtype=np.float32 rounds the very values of the float64 layout, once."""
+    actions = None
+    runs = {}
+    for dtype in (np.float64, np.float32):
+        with WorldPool(task, 3, num_threads=2, max_episode_steps=15, autoreset_mode=mode, dtype=dtype) as pool:
+            if actions is None:
+                actions = random_actions(pool, 40, 3, seed=8)
+            out = [pool.reset_all(seed=4).copy()]
+            for a in actions:
+                obs, rewards, *_ = pool.step_all(a)
+                out += [obs.copy(), rewards.copy(), pool.final_obs.copy() * (pool.reset_kind == 2)[:, None, None]]
+            runs[dtype] = out
+    for wide, narrow in zip(runs[np.float64], runs[np.float32]):
+        assert narrow.dtype == np.float32
+        assert_array_equal(narrow, wide.astype(np.float32))
+
+
+def test_dtype_is_checked():
+    with pytest.raises(ValueError, match="dtype should be None, numpy.float32 or numpy.float64, got"):
+        WorldPool("hopper", 1, dtype=np.int8)
+    with WorldPool("sumo", 1) as game:
+        assert game.dtype == np.float32  # games stay float32
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_pool_world_0_matches_a_single_core(task):
     """World 0 of a pool and a core seeded the same agree step for step, across resets."""
@@ -221,7 +254,7 @@ def test_pool_world_0_matches_a_single_core(task):
         obs, info = core.reset(seed=seed)
         pool.reset_all(seed=seed)
         assert_array_equal(pool.obs[0, 0], obs)
-        assert obs.dtype == np.float32
+        assert obs.dtype == pool.obs.dtype == np.float64
         for name, offset, size, at_reset in fields:
             assert (name in info) == at_reset
             if at_reset:
@@ -241,7 +274,7 @@ def test_pool_world_0_matches_a_single_core(task):
             obs, reward, terminated, truncated, info = core.step(a[0])
             assert pool.reset_kind[0] == ResetKind.STEPPED
             assert_array_equal(pool.obs[0, 0], obs)
-            assert pool.rewards[0, 0] == np.float32(reward)
+            assert pool.rewards[0, 0] == reward
             assert bool(pool.terminations[0, 0]) is terminated
             assert bool(pool.truncations[0, 0]) is truncated
             assert pool.elapsed_steps[0] == core.elapsed_steps

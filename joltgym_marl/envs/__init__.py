@@ -19,17 +19,19 @@ from typing import Any
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from joltgym_marl import _signatures
-from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
 from joltgym_marl.envs.shared_world import SharedWorldAECEnv, SharedWorldEnv
 from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TaskSpec
 
 
 def _env_class(spec: TaskSpec) -> type:
-    cls = type(spec.env_class, (NativeMujocoEnv,), {
+    from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
+    from joltgym_marl.envs.v5_helpers import HELPERS
+
+    cls = type(spec.env_class, (NativeMujocoEnv, *HELPERS.get(spec.name, ())), {
         "__module__": __name__, "__qualname__": spec.env_class, "task": spec.name})
     return _signatures.declare(
         cls, spec, _signatures.SINGLE_ENV,
-        f"The {spec.name!r} task as a Gymnasium ``Env``: ``gymnasium.make({spec.env_id!r})`` "
+        f"The {spec.name!r} task as a Gymnasium ``MujocoEnv``: ``gymnasium.make({spec.env_id!r})`` "
         f"(episodes truncated at {spec.max_episode_steps} steps by Gymnasium's TimeLimit), a native "
         f"reproduction of Gymnasium's {spec.reference_id}.")
 
@@ -100,8 +102,22 @@ def _game_module(spec: TaskSpec) -> types.ModuleType:
     return module
 
 
-ENV_CLASSES: dict[str, type] = {spec.name: _env_class(spec) for spec in SINGLE_AGENT_TASKS}
-globals().update({cls.__name__: cls for cls in ENV_CLASSES.values()})
+_ENV_CLASS_NAMES = {spec.env_class for spec in SINGLE_AGENT_TASKS}
+
+
+def __getattr__(name: str) -> Any:
+    # The Gymnasium env classes derive from gymnasium's MujocoEnv, whose module
+    # imports MuJoCo's Python bindings: they are made on first use, so that
+    # importing joltgym_marl (for a pool or a game) does not import them.
+    if name in ("ENV_CLASSES", "NativeMujocoEnv") or name in _ENV_CLASS_NAMES:
+        from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
+
+        classes = {spec.name: _env_class(spec) for spec in SINGLE_AGENT_TASKS}
+        globals().update({cls.__name__: cls for cls in classes.values()},
+                         ENV_CLASSES=classes, NativeMujocoEnv=NativeMujocoEnv)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Every multi-agent env, by its PettingZoo name: the conformance tests run over
 # this registry, so a new game is tested by being registered natively.
@@ -109,4 +125,4 @@ MULTI_AGENT_ENVS: dict[str, types.ModuleType] = {spec.module_name: _game_module(
 globals().update(MULTI_AGENT_ENVS)
 
 __all__ = ["ENV_CLASSES", "MULTI_AGENT_ENVS", "NativeMujocoEnv", "SharedWorldAECEnv", "SharedWorldEnv",
-           *(cls.__name__ for cls in ENV_CLASSES.values()), *MULTI_AGENT_ENVS]
+           *sorted(_ENV_CLASS_NAMES), *MULTI_AGENT_ENVS]

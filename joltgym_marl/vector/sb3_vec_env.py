@@ -2,8 +2,9 @@
 registered single-agent task.
 
 ``make_sb3_vec_env("joltgym_marl/HalfCheetah-v0", 8)`` behaves as SB3's
-``DummyVecEnv`` of eight ``gymnasium.make("HalfCheetah-v5")`` envs (float32
-observations), with the worlds stepped natively:
+``DummyVecEnv`` of eight ``gymnasium.make("HalfCheetah-v5")`` envs (float64
+observations, float32 rewards, as DummyVecEnv buffers them; ``dtype=np.float32``
+for float32 observations), with the worlds stepped natively:
 
 * ``seed(s)`` (which ``PPO(..., seed=s)`` calls) seeds world ``i`` with
   ``s + i`` at the next ``reset()``, as ``DummyVecEnv`` seeds its envs; the
@@ -74,7 +75,7 @@ def _sb3_class() -> type:
 
         def __init__(self, env: str, num_envs: int, *, num_threads: int | None = None,
                      max_episode_steps: int | None | str = "default", render_mode: str | None = None,
-                     width: int = 480, height: int = 480, **kwargs: Any):
+                     width: int = 480, height: int = 480, dtype: Any = np.float64, **kwargs: Any):
             spec = task_spec(env)
             if render_mode not in (None, "rgb_array"):
                 raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
@@ -88,15 +89,16 @@ def _sb3_class() -> type:
                     or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
                 raise ValueError(f"max_episode_steps should be an int >= 1 or None (never truncate), "
                                  f"got {max_episode_steps!r}")
+            dtype = np.dtype(dtype)
             self._args = dict(env=env, num_envs=num_envs, num_threads=num_threads,
                               max_episode_steps=max_episode_steps, render_mode=render_mode,
-                              width=width, height=height, **kwargs)
+                              width=width, height=height, dtype=dtype.name, **kwargs)
             self.task = spec
             # Gymnasium's spec of the task (VecMonitor reads its id), as a DummyVecEnv's envs have.
             self.spec = gymnasium.registry.get(spec.env_id)
             self._pool = _core.WorldPool(spec.name, num_envs, num_threads=num_threads,
                                          max_episode_steps=max_episode_steps, autoreset_mode="same_step",
-                                         **kwargs)
+                                         dtype=dtype, **kwargs)
             pool = self._pool
             flat = flat_rows(pool)
             self._obs, self._rewards = flat.obs, flat.rewards
@@ -108,7 +110,7 @@ def _sb3_class() -> type:
             self._render_size = (width, height)
             self.render_mode = render_mode  # read by VecEnv.__init__ through get_attr
             VecEnv.__init__(self, pool.num_envs,
-                            spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32),
+                            spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=dtype),
                             spaces.Box(pool.action_low, pool.action_high, dtype=np.float32))
 
         # -- the VecEnv API ------------------------------------------------------
@@ -158,7 +160,7 @@ def _sb3_class() -> type:
                 infos[i] = info
             for i in np.flatnonzero(pool.unstable):
                 infos[i]["physics_unstable"] = True
-            return self._obs.copy(), self._rewards.copy(), dones, infos
+            return self._obs.copy(), self._rewards.astype(np.float32), dones, infos
 
         def seed(self, seed: int | None = None) -> Sequence[int | None]:
             if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))

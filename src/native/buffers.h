@@ -16,6 +16,10 @@ enum ResetKind : std::uint8_t {
                    // (final_obs / final_info hold the ended episode)
 };
 
+// Observations and rewards come in one of two layouts: float32 (obs, reward,
+// final_obs; the games' and the C API's default) or float64 (obs64, reward64,
+// final_obs64: Gymnasium v5's dtypes, bit-equal to its envs). Setting obs64
+// chooses float64; the other three float32 pointers are then unused.
 struct PoolBuffers {
   float* obs = nullptr;          // [num_envs, num_agents, obs_dim]
   float* reward = nullptr;       // [num_envs, num_agents]
@@ -27,6 +31,11 @@ struct PoolBuffers {
   std::uint8_t* reset_kind = nullptr;  // [num_envs]: a ResetKind per world
   bool* unstable = nullptr;            // [num_envs]: physics blow-up ended the episode
   std::int32_t* elapsed = nullptr;     // [num_envs]: steps in the current episode
+  double* obs64 = nullptr;        // float64 layout: [num_envs, num_agents, obs_dim]
+  double* reward64 = nullptr;     // float64 layout: [num_envs, num_agents]
+  double* final_obs64 = nullptr;  // float64 layout: [num_envs, num_agents, obs_dim]
+
+  bool float64() const { return obs64 != nullptr; }
 };
 
 }  // namespace joltgym

@@ -43,6 +43,20 @@ class Rng {
   void Seed(const SeedWords& seed);
   void Seed(std::uint64_t seed) { Seed(SeedFromU64(seed)); }
 
+  // PCG64's 128-bit (state, increment), as NumPy's PCG64.state holds them
+  // ("state", "inc"): a generator's stream handed over and back.
+  struct State {
+    std::uint64_t state_high, state_low, inc_high, inc_low;
+  };
+  State GetState() const {
+    return {static_cast<std::uint64_t>(state_ >> 64), static_cast<std::uint64_t>(state_),
+            static_cast<std::uint64_t>(increment_ >> 64), static_cast<std::uint64_t>(increment_)};
+  }
+  void SetState(const State& s) {
+    state_ = (static_cast<U128>(s.state_high) << 64) | s.state_low;
+    increment_ = (static_cast<U128>(s.inc_high) << 64) | s.inc_low;
+  }
+
   // PCG64's next output (`PCG64.random_raw()`).
   std::uint64_t NextU64() {
     state_ = state_ * Multiplier() + increment_;

@@ -1,6 +1,7 @@
 #include "task.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -123,35 +124,65 @@ const TaskInfo& TaskRegistry::Find(const std::string& name) const {
 
 namespace {
 
-// np.sum of `n` float32 squares: sequential below eight values, eight
-// interleaved accumulators up to 128, halves (cut at a multiple of eight)
-// beyond.
-float NumpySumSquaresFloat32(const float* x, int n) {
+// NumPy's pairwise summation of f(x[0]), ..., f(x[n-1]) in T: sequential
+// below eight values, eight interleaved accumulators up to 128, halves (cut
+// at a multiple of eight) beyond.
+template <typename T, typename F>
+T PairwiseSum(const T* x, int n, F f) {
   if (n < 8) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; ++i) sum += x[i] * x[i];
+    T sum = 0;
+    for (int i = 0; i < n; ++i) sum += f(x[i]);
     return sum;
   }
   if (n <= 128) {
-    float r[8];
-    for (int j = 0; j < 8; ++j) r[j] = x[j] * x[j];
+    T r[8];
+    for (int j = 0; j < 8; ++j) r[j] = f(x[j]);
     int i = 8;
     for (; i < n - n % 8; i += 8) {
-      for (int j = 0; j < 8; ++j) r[j] += x[i + j] * x[i + j];
+      for (int j = 0; j < 8; ++j) r[j] += f(x[i + j]);
     }
-    float sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) sum += x[i] * x[i];
+    T sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += f(x[i]);
     return sum;
   }
   int half = n / 2;
   half -= half % 8;
-  return NumpySumSquaresFloat32(x, half) + NumpySumSquaresFloat32(x + half, n - half);
+  return PairwiseSum(x, half, f) + PairwiseSum(x + half, n - half, f);
+}
+
+template <typename T>
+T Square(T v) {
+  return v * v;
+}
+
+template <typename T>
+T Same(T v) {
+  return v;
 }
 
 }  // namespace
 
 double Float32ControlCost(double weight, const float* action, int count) {
-  return static_cast<double>(static_cast<float>(weight) * NumpySumSquaresFloat32(action, count));
+  return static_cast<double>(static_cast<float>(weight) * PairwiseSum(action, count, Square<float>));
+}
+
+double NumpySum(const double* values, int count) { return PairwiseSum(values, count, Same<double>); }
+
+double NumpySumSquares(const double* values, int count) {
+  return PairwiseSum(values, count, Square<double>);
+}
+
+double NumpyScalarSquare(double x) {
+  // Volatile, so that the compiler cannot turn pow(x, 2.0) into x * x.
+  static volatile double two = 2.0;
+  return std::pow(x, two);
+}
+
+double NumpyNorm(const double* values, int count) {
+  if (count == 0) return 0.0;
+  double sum = values[0] * values[0];
+  for (int i = 1; i < count; ++i) sum = std::fma(values[i], values[i], sum);
+  return std::sqrt(sum);
 }
 
 }  // namespace joltgym

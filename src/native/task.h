@@ -25,6 +25,15 @@ enum class InfoKind {
   kLabel,    // an index into `labels` (e.g. a game's outcome)
 };
 
+// The Python type a single real entry is given, as Gymnasium v5's env has it
+// (NumPy's promotion rules decide it there): the vector envs' info columns
+// take the matching dtype.
+enum class InfoScalar {
+  kFloat,    // a Python float (games; a v5 term computed from Python numbers)
+  kFloat64,  // numpy.float64 (a v5 term computed from MuJoCo's arrays)
+  kFloat32,  // numpy.float32 (a v5 cost computed from the float32 action)
+};
+
 // One named entry of a per-agent info record: `size` doubles starting at
 // `offset`. Entries with `at_reset` are also written by Reset().
 struct InfoField {
@@ -34,6 +43,7 @@ struct InfoField {
   bool at_reset = false;
   InfoKind kind = InfoKind::kReal;
   std::vector<std::string> labels;  // kLabel only
+  InfoScalar scalar = InfoScalar::kFloat;  // kReal of size 1 only
 };
 
 // Builds the field list with running offsets. Each Add* returns the new
@@ -53,17 +63,27 @@ class InfoLayout {
   }
   const std::vector<InfoField>& fields() const { return fields_; }
   int width() const { return width_; }
+  // The scalar type of the real fields added from now on (single-agent
+  // tasks: numpy.float64, as Gymnasium v5), and of the field at `offset`.
+  void SetDefaultScalar(InfoScalar scalar) { default_scalar_ = scalar; }
+  void SetScalar(int offset, InfoScalar scalar) {
+    for (InfoField& field : fields_) {
+      if (field.offset == offset) field.scalar = scalar;
+    }
+  }
 
  private:
   int Push(InfoField field) {
     const int offset = width_;
     width_ += field.size;
+    field.scalar = default_scalar_;
     fields_.push_back(std::move(field));
     return offset;
   }
 
   std::vector<InfoField> fields_;
   int width_ = 0;
+  InfoScalar default_scalar_ = InfoScalar::kFloat;
 };
 
 // Where the renderer's free camera looks: the robot's root body (agent 0's
@@ -80,9 +100,11 @@ struct RenderCamera {
 };
 
 // Where a task writes one world's results. Arrays are [num_agents, ...].
+// Observations and rewards are written in double, Gymnasium v5's dtype; a
+// float32 pool rounds them once, after the task (see WorldPool).
 struct StepOutput {
-  float* obs;         // [num_agents, obs_dim]
-  float* reward;      // [num_agents]
+  double* obs;        // [num_agents, obs_dim]
+  double* reward;     // [num_agents]
   bool* terminated;   // [num_agents]
   double* info;       // [num_agents, info_width]
 };
@@ -97,8 +119,15 @@ class Task {
   int obs_dim() const { return obs_dim_; }  // per agent
   int act_dim() const { return act_dim_; }  // per agent
   int scratch_size() const { return scratch_size_; }
-  // Simulated seconds per env step (timestep * frame_skip).
-  double dt() const { return dt_; }
+  // Simulated seconds per env step (timestep * frame_skip, read from the
+  // model each time, as Gymnasium's MujocoEnv.dt: a new timestep counts).
+  double dt() const { return model_->opt.timestep * frame_skip_; }
+  int frame_skip() const { return frame_skip_; }
+  // Replaces the model by one of identical structure (a Python
+  // mujoco.MjModel made from this task's MJB, whose fields a user may
+  // change). Only for a task that one world owns (SingleAgentCore); `model`
+  // must outlive the task.
+  void ReplaceModel(ModelPtr model) { model_ = std::move(model); }
   const InfoLayout& info_layout() const { return info_; }
   const RenderCamera& camera() const { return camera_; }
   // Games: the prefix of this instance's agent names and bodies
@@ -119,7 +148,7 @@ class Task {
 
   // Puts `data` in a fresh episode's initial state (noise drawn from `rng`)
   // and writes the observation and the reset info fields.
-  virtual void Reset(mjData* data, double* scratch, Rng& rng, float* obs,
+  virtual void Reset(mjData* data, double* scratch, Rng& rng, double* obs,
                      double* info) const = 0;
 
   // Applies `actions` ([num_agents, act_dim], validated by the caller),
@@ -129,7 +158,7 @@ class Task {
                     const StepOutput& out) const = 0;
 
   // Writes the observation of the current state (after set_state).
-  virtual void Observe(const mjData* data, const double* scratch, float* obs) const = 0;
+  virtual void Observe(const mjData* data, const double* scratch, double* obs) const = 0;
 
   // Episode options: per-world values a user may change between episodes
   // (e.g. a reward-shaping weight), kept in scratch slots. InitScratch writes
@@ -151,7 +180,7 @@ class Task {
     act_dim_ = act_dim;
   }
   void SetScratchSize(int size) { scratch_size_ = size; }
-  void SetDt(double dt) { dt_ = dt; }
+  void SetFrameSkip(int frame_skip) { frame_skip_ = frame_skip; }
   void AddEpisodeOption(const std::string& name, int scratch_slot) {
     options_.emplace_back(name, scratch_slot);
   }
@@ -169,7 +198,7 @@ class Task {
   int obs_dim_ = 0;
   int act_dim_ = 0;
   int scratch_size_ = 0;
-  double dt_ = 0.0;
+  int frame_skip_ = 1;
   int episode_limit_ = 0;
   std::vector<std::pair<std::string, int>> options_;
   InfoLayout info_;
@@ -194,6 +223,20 @@ inline double SumSquares(const float* values, int count) {
 // and multiplies by the weight rounded to float32. Bit for bit, so that our
 // float32 reward is Gymnasium's float64 reward rounded to float32.
 double Float32ControlCost(double weight, const float* action, int count);
+
+// NumPy's np.sum of `count` doubles, operation for operation (its pairwise
+// summation), and np.sum(np.square(values)): reward terms computed as
+// Gymnasium computes them are equal to its own, not merely close.
+double NumpySum(const double* values, int count);
+double NumpySumSquares(const double* values, int count);
+
+// np.linalg.norm(v) of a short float64 vector: sqrt(v.dot(v)), whose BLAS dot
+// accumulates with fused multiply-adds (v[0]*v[0], then fma(v[i], v[i], sum)).
+double NumpyNorm(const double* values, int count);
+
+// `x ** 2` of a NumPy float64 scalar: libm's pow(x, 2), which is not always
+// x * x (one ulp off on about 1 in 1000 values).
+double NumpyScalarSquare(double x);
 
 // Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
 // that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's

@@ -21,9 +21,18 @@ World::World(std::shared_ptr<const Task> task, int max_episode_steps)
   task_->InitScratch(scratch_.data());
 }
 
-World::~World() { mj_deleteData(data_); }
+World::~World() {
+  if (owns_data_) mj_deleteData(data_);
+}
 
-void World::Reset(float* obs, double* info) {
+void World::AdoptData(mjData* data) {
+  mj_copyData(data, task_->model(), data_);
+  if (owns_data_) mj_deleteData(data_);
+  data_ = data;
+  owns_data_ = false;
+}
+
+void World::Reset(double* obs, double* info) {
   const Task& task = *task_;
   mjData* d = data_;
   double* scratch = scratch_.data();
@@ -35,7 +44,7 @@ void World::Reset(float* obs, double* info) {
   has_episode_ = ok;
 }
 
-bool World::Step(const float* actions, float* obs, float* reward, bool* terminated, bool* truncated,
+bool World::Step(const float* actions, double* obs, double* reward, bool* terminated, bool* truncated,
                  double* info) {
   const StepOutput out{obs, reward, terminated, info};
   const Task& task = *task_;
@@ -66,7 +75,7 @@ bool World::Step(const float* actions, float* obs, float* reward, bool* terminat
   return done;
 }
 
-void World::SetState(const double* qpos, const double* qvel, float* obs) {
+void World::SetState(const double* qpos, const double* qvel, double* obs) {
   const Task& task = *task_;
   const mjModel* m = task.model();
   mjData* d = data_;

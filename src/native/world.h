@@ -26,17 +26,24 @@ class World {
   // Seeds the world's reset noise as Gymnasium seeds an env's np_random.
   void Seed(const SeedWords& seed) { rng_.Seed(seed); }
   void Seed(std::uint64_t seed) { rng_.Seed(seed); }
+  Rng& rng() { return rng_; }
+
+  // Steps `data` from now on instead of the world's own mjData, after copying
+  // the world's state into it (mj_copyData). `data` must be made for a model
+  // of the same sizes as the task's and outlive the world (the single-agent
+  // core hands over the mjData of a Python mujoco.MjData this way).
+  void AdoptData(mjData* data);
 
   // Starts an episode: writes [num_agents, obs_dim] obs and the reset info.
   // Every call into MuJoCo here, in Step and in SetState is guarded (see
   // mujoco_errors.h): MuJoCo's messages go to report(), and an error marks the
   // world failed() instead of ending the process.
-  void Reset(float* obs, double* info);
+  void Reset(double* obs, double* info);
 
   // One env step; the world must have an episode and not be failed().
   // `truncated` is written for every agent. Returns true when the episode
   // ended (any agent terminated, or truncated, or MuJoCo failed).
-  bool Step(const float* actions, float* obs, float* reward, bool* terminated, bool* truncated,
+  bool Step(const float* actions, double* obs, double* reward, bool* terminated, bool* truncated,
             double* info);
 
   // True if the last Step() ended on MuJoCo's instability warning.
@@ -53,7 +60,7 @@ class World {
 
   // Full physics state access for tests and oracles.
   const mjData* data() const { return data_; }
-  void SetState(const double* qpos, const double* qvel, float* obs);
+  void SetState(const double* qpos, const double* qvel, double* obs);
 
   const Task& task() const { return *task_; }
   // The task's per-world scratch (episode options live there).
@@ -62,6 +69,7 @@ class World {
  private:
   std::shared_ptr<const Task> task_;
   mjData* data_ = nullptr;
+  bool owns_data_ = true;
   std::vector<double> scratch_;
   Rng rng_;
   int max_episode_steps_;

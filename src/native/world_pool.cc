@@ -31,6 +31,40 @@ WorldPool::WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_thr
       this);
 }
 
+void WorldPool::Bind(const PoolBuffers& buffers) {
+  buffers_ = buffers;
+  if (buffers.float64()) {
+    obs64_ = buffers.obs64;
+    reward64_ = buffers.reward64;
+    final_obs64_ = buffers.final_obs64;
+    return;
+  }
+  const std::size_t n = worlds_.size();
+  stage_obs_.assign(n * obs_stride_, 0.0);
+  stage_reward_.assign(n * agent_stride_, 0.0);
+  stage_final_obs_.assign(n * obs_stride_, 0.0);
+  obs64_ = stage_obs_.data();
+  reward64_ = stage_reward_.data();
+  final_obs64_ = stage_final_obs_.data();
+}
+
+void WorldPool::Publish(int i) {
+  if (buffers_.float64()) return;
+  const double* obs = ObsRow(i);
+  float* out = buffers_.obs + static_cast<std::size_t>(i) * obs_stride_;
+  for (int k = 0; k < obs_stride_; ++k) out[k] = static_cast<float>(obs[k]);
+  const double* reward = RewardRow(i);
+  float* r = buffers_.reward + static_cast<std::size_t>(i) * agent_stride_;
+  for (int k = 0; k < agent_stride_; ++k) r[k] = static_cast<float>(reward[k]);
+}
+
+void WorldPool::PublishFinal(int i) {
+  if (buffers_.float64()) return;
+  const double* obs = FinalObsRow(i);
+  float* out = buffers_.final_obs + static_cast<std::size_t>(i) * obs_stride_;
+  for (int k = 0; k < obs_stride_; ++k) out[k] = static_cast<float>(obs[k]);
+}
+
 void WorldPool::Send(const float* actions, const int* ids, int count) {
   async_actions_ = actions;
   for (int k = 0; k < count; ++k) in_flight_[ids[k]] = 1;
@@ -52,16 +86,26 @@ void WorldPool::Recv(int* ids, int count, const PoolBuffers& batch) {
   threads_.Collect(ids, count);
   in_flight_count_ -= count;
   const int a = agent_stride_, o = obs_stride_, f = info_stride_;
+  const bool f64 = buffers_.float64();
   for (int k = 0; k < count; ++k) {
     const int i = ids[k];
     in_flight_[i] = 0;
-    std::memcpy(batch.obs + k * o, buffers_.obs + i * o, sizeof(float) * o);
-    std::memcpy(batch.reward + k * a, buffers_.reward + i * a, sizeof(float) * a);
+    if (f64) {
+      std::memcpy(batch.obs64 + k * o, buffers_.obs64 + i * o, sizeof(double) * o);
+      std::memcpy(batch.reward64 + k * a, buffers_.reward64 + i * a, sizeof(double) * a);
+    } else {
+      std::memcpy(batch.obs + k * o, buffers_.obs + i * o, sizeof(float) * o);
+      std::memcpy(batch.reward + k * a, buffers_.reward + i * a, sizeof(float) * a);
+    }
     std::memcpy(batch.terminated + k * a, buffers_.terminated + i * a, sizeof(bool) * a);
     std::memcpy(batch.truncated + k * a, buffers_.truncated + i * a, sizeof(bool) * a);
     std::memcpy(batch.info + k * f, buffers_.info + i * f, sizeof(double) * f);
     if (buffers_.reset_kind[i] == kAutoReset) {
-      std::memcpy(batch.final_obs + k * o, buffers_.final_obs + i * o, sizeof(float) * o);
+      if (f64) {
+        std::memcpy(batch.final_obs64 + k * o, buffers_.final_obs64 + i * o, sizeof(double) * o);
+      } else {
+        std::memcpy(batch.final_obs + k * o, buffers_.final_obs + i * o, sizeof(float) * o);
+      }
       std::memcpy(batch.final_info + k * f, buffers_.final_info + i * f, sizeof(double) * f);
     }
     batch.reset_kind[k] = buffers_.reset_kind[i];
@@ -126,9 +170,10 @@ void WorldPool::TakeReports(std::vector<std::pair<int, MujocoReport>>& out) {
 
 void WorldPool::ResetWorld(int i) {
   World& w = *worlds_[i];
-  w.Reset(buffers_.obs + i * obs_stride_, buffers_.info + i * info_stride_);
+  w.Reset(ObsRow(i), buffers_.info + i * info_stride_);
   NoteReport(w);
-  std::fill_n(buffers_.reward + i * agent_stride_, agent_stride_, 0.0f);
+  std::fill_n(RewardRow(i), agent_stride_, 0.0);
+  Publish(i);
   std::fill_n(buffers_.terminated + i * agent_stride_, agent_stride_, false);
   std::fill_n(buffers_.truncated + i * agent_stride_, agent_stride_, false);
   buffers_.reset_kind[i] = kReset;
@@ -160,23 +205,25 @@ void WorldPool::StepWorld(int i, const float* actions) {
     return;
   }
   World& w = *worlds_[i];
-  float* obs = buffers_.obs + i * obs_stride_;
+  double* obs = ObsRow(i);
   double* info = buffers_.info + i * info_stride_;
-  const bool done = w.Step(actions + i * act_stride_, obs, buffers_.reward + i * agent_stride_,
+  const bool done = w.Step(actions + i * act_stride_, obs, RewardRow(i),
                            buffers_.terminated + i * agent_stride_,
                            buffers_.truncated + i * agent_stride_, info);
   NoteReport(w);
   buffers_.unstable[i] = w.last_step_unstable();
   buffers_.elapsed[i] = w.elapsed_steps();
   buffers_.reset_kind[i] = kStepped;
-  if (!done || w.failed()) return;  // a failed world waits for an explicit reset
-  if (mode_ == AutoresetMode::kNextStep) {
-    needs_reset_[i] = 1;
+  if (!done || w.failed() || mode_ == AutoresetMode::kNextStep) {
+    if (done && !w.failed()) needs_reset_[i] = 1;  // NEXT_STEP; a failed world waits for an explicit reset
+    Publish(i);
     return;
   }
-  std::memcpy(buffers_.final_obs + i * obs_stride_, obs, sizeof(float) * obs_stride_);
+  std::memcpy(FinalObsRow(i), obs, sizeof(double) * obs_stride_);
+  PublishFinal(i);
   std::memcpy(buffers_.final_info + i * info_stride_, info, sizeof(double) * info_stride_);
   w.Reset(obs, info);
+  Publish(i);
   NoteReport(w);
   buffers_.reset_kind[i] = kAutoReset;
   buffers_.elapsed[i] = 0;

@@ -31,8 +31,9 @@ class WorldPool {
             int max_episode_steps, AutoresetMode mode);
 
   // Must be called once before any reset or step; the arrays must outlive
-  // the pool.
-  void Bind(const PoolBuffers& buffers) { buffers_ = buffers; }
+  // the pool. Their layout (float32 or float64) is the buffers' own.
+  void Bind(const PoolBuffers& buffers);
+  bool float64() const { return buffers_.float64(); }
 
   // Resets every world. With `reseed`, first seeds world i with seed + i, as
   // Gymnasium's SyncVectorEnv seeds its envs; otherwise each world's random
@@ -64,7 +65,7 @@ class WorldPool {
   // Marks every world in flight and done as it is (after ResetAll): the next
   // Recv() calls return worlds 0, 1, ... with their reset observations.
   void SendReset();
-  void Recv(int* ids, int count, const PoolBuffers& batch);
+  void Recv(int* ids, int count, const PoolBuffers& batch);  // same layout as Bind's
   // Waits for every world in flight and drops its results (not its reports).
   void Drain();
   int in_flight() const { return in_flight_count_; }
@@ -83,6 +84,9 @@ class WorldPool {
   // MuJoCo error and not reset since), or -1.
   int FirstNotSteppable() const;
   World& world(int index) { return *worlds_[index]; }
+  // For a world's SetState: where its observation goes (then Publish(index)).
+  double* obs_row(int index) { return ObsRow(index); }
+  void Publish(int index);
   const World& world(int index) const { return *worlds_[index]; }
 
   // Moves the MuJoCo reports (warnings, errors) of the worlds that have one
@@ -94,6 +98,13 @@ class WorldPool {
 
  private:
   void StepWorld(int index, const float* actions);
+  // Where world i's task writes its obs, reward and final obs: the caller's
+  // float64 arrays, or (float32 layout) the pool's own doubles, which
+  // Publish() rounds into the caller's float32 arrays.
+  double* ObsRow(int i) { return obs64_ + static_cast<std::size_t>(i) * obs_stride_; }
+  double* RewardRow(int i) { return reward64_ + static_cast<std::size_t>(i) * agent_stride_; }
+  double* FinalObsRow(int i) { return final_obs64_ + static_cast<std::size_t>(i) * obs_stride_; }
+  void PublishFinal(int i);
   void ResetWorld(int index);
   void NoteReport(World& world) {
     if (!world.report().empty()) reported_.store(true, std::memory_order_relaxed);
@@ -108,6 +119,13 @@ class WorldPool {
   int in_flight_count_ = 0;
   const float* async_actions_ = nullptr;  // published to the workers by Submit
   std::vector<std::uint8_t> seeded_;  // per world: seeded once (by a seed or fresh entropy)
+  // Where the worlds write observations and rewards (see ObsRow). Declared
+  // before threads_, so that they outlive the worker threads, which a
+  // destroyed pool joins first (a world in flight may still be writing).
+  double* obs64_ = nullptr;
+  double* reward64_ = nullptr;
+  double* final_obs64_ = nullptr;
+  std::vector<double> stage_obs_, stage_reward_, stage_final_obs_;  // float32 layout only
   ThreadPool threads_;
   AutoresetMode mode_;
   PoolBuffers buffers_;

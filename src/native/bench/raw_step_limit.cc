@@ -186,7 +186,7 @@ int Run(const Options& o) {
   std::vector<std::unique_ptr<joltgym::World>> worlds;
   const size_t obs_width = static_cast<size_t>(agents) * task->obs_dim();
   const size_t info_width = static_cast<size_t>(agents) * task->info_layout().width();
-  std::vector<float> obs(static_cast<size_t>(o.worlds) * obs_width);
+  std::vector<double> obs(static_cast<size_t>(o.worlds) * obs_width);
   std::vector<double> infos(static_cast<size_t>(o.worlds) * info_width);
   for (int i = 0; i < o.worlds; ++i) {
     worlds.push_back(std::make_unique<joltgym::World>(task, limit));
@@ -196,7 +196,7 @@ int Run(const Options& o) {
 
   // Steps [first, last) of the worlds [begin, end).
   auto run_share = [&](int begin, int end, int first, int last) {
-    std::vector<float> reward(agents);
+    std::vector<double> reward(agents);
     std::unique_ptr<bool[]> term(new bool[agents]), trunc(new bool[agents]);
     for (int t = first; t < last; ++t) {
       const float* step_actions =
@@ -209,7 +209,7 @@ int Run(const Options& o) {
           for (int j = 0; j < act; ++j) d->ctrl[j] = a[j];
           for (int k = 0; k < frame_skip; ++k) mj_step(m, d);
         } else {
-          float* ob = obs.data() + i * obs_width;
+          double* ob = obs.data() + i * obs_width;
           double* in = infos.data() + i * info_width;
           if (w.Step(a, ob, reward.data(), term.get(), trunc.get(), in)) w.Reset(ob, in);
         }

@@ -30,6 +30,9 @@ void CheckRows(const py::array& rows, int width, const char* what) {
 
 InfoDecoder::InfoDecoder(const InfoLayout& layout)
     : fields_(layout.fields()), width_(layout.width()) {
+  py::module_ numpy = py::module_::import("numpy");
+  float64_ = numpy.attr("float64");
+  float32_ = numpy.attr("float32");
   for (const InfoField& field : fields_) {
     keys_.emplace_back(field.name);
     std::vector<py::str> labels;
@@ -52,7 +55,17 @@ py::object InfoDecoder::Value(const InfoField& field, const py::str&, const doub
     case InfoKind::kReal:
       break;
   }
-  if (field.size == 1) return py::float_(x);
+  if (field.size == 1) {
+    switch (field.scalar) {
+      case InfoScalar::kFloat64:
+        return float64_(x);
+      case InfoScalar::kFloat32:
+        return float32_(x);
+      case InfoScalar::kFloat:
+        break;
+    }
+    return py::float_(x);
+  }
   py::array_t<double> values(field.size);
   std::copy(row + field.offset, row + field.offset + field.size, values.mutable_data());
   return std::move(values);
@@ -104,7 +117,12 @@ py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& row
     py::array_t<bool> mask_out(n);
     std::copy(mask, mask + n, mask_out.mutable_data());
     py::object values;
-    if (field.kind == InfoKind::kReal) {
+    if (field.kind == InfoKind::kReal && field.size == 1 && field.scalar == InfoScalar::kFloat32) {
+      py::array_t<float> array(n);  // the dtype Gymnasium's vector envs give a numpy.float32 entry
+      float* out = array.mutable_data();
+      for (py::ssize_t r = 0; r < n; ++r) out[r] = mask[r] ? static_cast<float>(data[r * width_ + field.offset]) : 0.0f;
+      values = std::move(array);
+    } else if (field.kind == InfoKind::kReal) {
       py::array_t<double> array = field.size == 1 ? py::array_t<double>(n)
                                                   : py::array_t<double>({n, py::ssize_t{field.size}});
       double* out = array.mutable_data();

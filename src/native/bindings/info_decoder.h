@@ -44,6 +44,7 @@ class __attribute__((visibility("hidden"))) InfoDecoder {
   std::vector<py::str> keys_;
   std::vector<std::vector<py::str>> labels_;
   int width_;
+  py::object float64_, float32_;  // numpy's scalar types
 };
 
 }  // namespace joltgym::bindings

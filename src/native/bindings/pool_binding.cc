@@ -44,7 +44,7 @@ class PyWorldPool {
  public:
   PyWorldPool(const std::string& task_name, py::handle num_envs, py::handle num_threads,
               py::handle max_episode_steps, const std::string& autoreset_mode,
-              py::handle batch_size, py::dict kwargs)
+              py::handle batch_size, py::handle dtype, py::dict kwargs)
       : task_name_(task_name), kwargs_(CopyDict(kwargs)) {
     const int n = static_cast<int>(CheckInt(num_envs, "num_envs", 1, kMaxNumEnvs));
     batch_size_ =
@@ -62,9 +62,14 @@ class PyWorldPool {
     task_name_ = TaskRegistry::Get().Find(task_name).name;  // the native name of any spelling
     const Task& task = *task_;
     const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
-    obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
-    final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
-    reward_ = PoolArray<float>({py::ssize_t{n}, a});
+    float64_ = ParseDtype(dtype, TaskRegistry::Get().Find(task_name).kind);
+    auto real = [this](std::vector<py::ssize_t> shape) -> py::array {
+      if (float64_) return PoolArray<double>(std::move(shape));
+      return PoolArray<float>(std::move(shape));
+    };
+    obs_ = real({py::ssize_t{n}, a, od});
+    final_obs_ = real({py::ssize_t{n}, a, od});
+    reward_ = real({py::ssize_t{n}, a});
     terminated_ = PoolArray<bool>({py::ssize_t{n}, a});
     truncated_ = PoolArray<bool>({py::ssize_t{n}, a});
     info_ = PoolArray<double>({py::ssize_t{n}, a, iw});
@@ -74,9 +79,9 @@ class PyWorldPool {
     elapsed_ = PoolArray<std::int32_t>({py::ssize_t{n}});
     const py::ssize_t bs = batch_size_;
     recv_ids_ = PoolArray<std::int32_t>({bs});
-    recv_obs_ = PoolArray<float>({bs, a, od});
-    recv_final_obs_ = PoolArray<float>({bs, a, od});
-    recv_reward_ = PoolArray<float>({bs, a});
+    recv_obs_ = real({bs, a, od});
+    recv_final_obs_ = real({bs, a, od});
+    recv_reward_ = real({bs, a});
     recv_terminated_ = PoolArray<bool>({bs, a});
     recv_truncated_ = PoolArray<bool>({bs, a});
     recv_info_ = PoolArray<double>({bs, a, iw});
@@ -92,23 +97,19 @@ class PyWorldPool {
     WithoutGil(
         [&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
     PoolBuffers b;
-    b.obs = obs_.mutable_data();
-    b.reward = reward_.mutable_data();
+    SetReals(b, obs_, reward_, final_obs_);
     b.terminated = terminated_.mutable_data();
     b.truncated = truncated_.mutable_data();
     b.info = info_.mutable_data();
-    b.final_obs = final_obs_.mutable_data();
     b.final_info = final_info_.mutable_data();
     b.reset_kind = reset_kind_.mutable_data();
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
-    recv_.obs = recv_obs_.mutable_data();
-    recv_.reward = recv_reward_.mutable_data();
+    SetReals(recv_, recv_obs_, recv_reward_, recv_final_obs_);
     recv_.terminated = recv_terminated_.mutable_data();
     recv_.truncated = recv_truncated_.mutable_data();
     recv_.info = recv_info_.mutable_data();
-    recv_.final_obs = recv_final_obs_.mutable_data();
     recv_.final_info = recv_final_info_.mutable_data();
     recv_.reset_kind = recv_reset_kind_.mutable_data();
     recv_.unstable = recv_unstable_.mutable_data();
@@ -120,6 +121,38 @@ class PyWorldPool {
   }
 
   static constexpr const char* kResetHint = "reset_all() or reset_one(i)";
+
+  // dtype=None: float64 (Gymnasium v5's) for a single-agent task, float32 for a game.
+  static bool ParseDtype(py::handle dtype, TaskKind kind) {
+    if (dtype.is_none()) return kind == TaskKind::kSingleAgent;
+    py::object numpy = py::module_::import("numpy");
+    py::object given;
+    try {
+      given = numpy.attr("dtype")(dtype);
+    } catch (py::error_already_set&) {
+      given = py::none();
+    }
+    if (!given.is_none()) {
+      if (given.equal(numpy.attr("dtype")("float64"))) return true;
+      if (given.equal(numpy.attr("dtype")("float32"))) return false;
+    }
+    throw py::value_error("dtype should be None, numpy.float32 or numpy.float64, got " +
+                          py::repr(dtype).cast<std::string>());
+  }
+
+  // Points `b`'s observation, reward and final-observation slots at the
+  // arrays, in their layout (float32 or float64).
+  void SetReals(PoolBuffers& b, py::array& obs, py::array& reward, py::array& final_obs) const {
+    if (float64_) {
+      b.obs64 = static_cast<double*>(obs.mutable_data());
+      b.reward64 = static_cast<double*>(reward.mutable_data());
+      b.final_obs64 = static_cast<double*>(final_obs.mutable_data());
+    } else {
+      b.obs = static_cast<float*>(obs.mutable_data());
+      b.reward = static_cast<float*>(reward.mutable_data());
+      b.final_obs = static_cast<float*>(final_obs.mutable_data());
+    }
+  }
 
   // reset_all(seed=s) seeds world i with s + i (as Gymnasium's SyncVectorEnv
   // seeds its envs); reset_all(seed=None) continues each world's random
@@ -246,7 +279,6 @@ class PyWorldPool {
     const int i = CheckIndex(index);
     const Task& task = *task_;
     const long nq = task.model()->nq, nv = task.model()->nv;
-    const long obs_stride = task.num_agents() * task.obs_dim();
     // Copied (and checked as copied) with the GIL held, like the actions.
     auto checked_p = CheckStateArray(qpos, nq, "qpos");
     auto checked_v = CheckStateArray(qvel, nv, "qvel");
@@ -265,7 +297,8 @@ class PyWorldPool {
         World& world = pool_->world(i);
         failed = world.failed();
         if (!failed) {
-          world.SetState(p.data(), v.data(), obs_.mutable_data() + i * obs_stride);
+          world.SetState(p.data(), v.data(), pool_->obs_row(i));
+          pool_->Publish(i);
           report = std::move(world.report());
           world.report().Clear();
         }
@@ -507,11 +540,12 @@ class PyWorldPool {
   std::unique_ptr<SendIdChecker> send_checker_;  // (under mutex_)
   std::vector<float> send_actions_;
   py::array_t<std::int32_t> recv_ids_, recv_elapsed_;
-  py::array_t<float> recv_obs_, recv_final_obs_, recv_reward_;
+  bool float64_ = false;  // observation/reward layout
+  py::array recv_obs_, recv_final_obs_, recv_reward_;
   py::array_t<bool> recv_terminated_, recv_truncated_, recv_unstable_;
   py::array_t<double> recv_info_, recv_final_info_;
   py::array_t<std::uint8_t> recv_reset_kind_;
-  py::array_t<float> obs_, final_obs_, reward_;
+  py::array obs_, final_obs_, reward_;
   py::array_t<bool> terminated_, truncated_, unstable_;
   py::array_t<double> info_, final_info_;
   py::array_t<std::uint8_t> reset_kind_;
@@ -534,7 +568,12 @@ void DefinePool(py::module_& m) {
                                R"(N worlds of one task stepped in parallel on native threads.
 
 WorldPool(task, num_envs, *, num_threads=None, max_episode_steps=1000,
-          autoreset_mode="next_step", **task_kwargs)
+          autoreset_mode="next_step", batch_size=None, dtype=None, **task_kwargs)
+
+dtype is that of obs, rewards and final_obs: None is float64 for a
+single-agent task (Gymnasium v5's dtype, values equal to its envs') and
+float32 for a game; numpy.float32 rounds a single-agent task's values once
+(half the bandwidth).
 
 num_threads counts the calling thread (num_threads - 1 workers are started).
 It is capped at the CPUs this process may run on (its affinity mask) and at
@@ -555,13 +594,13 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
                                py::dynamic_attr());
   pool.def(py::init([](const std::string& task, py::handle num_envs, py::handle num_threads,
                        py::handle max_episode_steps, const std::string& autoreset_mode,
-                       py::handle batch_size, py::kwargs kwargs) {
+                       py::handle batch_size, py::handle dtype, py::kwargs kwargs) {
              return std::make_unique<PyWorldPool>(task, num_envs, num_threads, max_episode_steps,
-                                                  autoreset_mode, batch_size, py::dict(kwargs));
+                                                  autoreset_mode, batch_size, dtype, py::dict(kwargs));
            }),
            py::arg("task"), py::arg("num_envs"), py::kw_only(), py::arg("num_threads") = py::none(),
            py::arg("max_episode_steps") = 1000, py::arg("autoreset_mode") = "next_step",
-           py::arg("batch_size") = py::none())
+           py::arg("batch_size") = py::none(), py::arg("dtype") = py::none())
       .def("reset_all", &PyWorldPool::ResetAll, py::kw_only(), py::arg("seed") = py::none(),
            "Seeds world i with seed + i, resets all; returns the obs buffer.")
       .def("reset_one", &PyWorldPool::ResetOne, py::arg("index"), py::kw_only(),
@@ -623,6 +662,7 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
              kwargs["max_episode_steps"] = s.max_episode_steps_;
              kwargs["autoreset_mode"] = s.autoreset_mode_;
              kwargs["batch_size"] = s.batch_size_;
+             kwargs["dtype"] = s.float64_ ? "float64" : "float32";
              const long n = s.obs_.shape(0);
              return Reduce(self, py::make_tuple(s.task_name_, n), kwargs);
            })
@@ -633,6 +673,9 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
       .def_property_readonly("num_threads", [](const PyWorldPool& s) { return s.Open().num_threads(); })
       .def_property_readonly("max_episode_steps", [](const PyWorldPool& s) { return s.max_episode_steps_; })
       .def_property_readonly("autoreset_mode", [](const PyWorldPool& s) { return s.autoreset_mode_; })
+      .def_property_readonly("dtype", [](const PyWorldPool& s) { return s.obs_.dtype(); },
+                             "dtype of obs, rewards and final_obs: float64 (single-agent tasks' default, "
+                             "Gymnasium v5's) or float32 (games' default)")
       .def_readonly("obs", &PyWorldPool::obs_)
       .def_readonly("rewards", &PyWorldPool::reward_)
       .def_readonly("terminations", &PyWorldPool::terminated_)

@@ -2,6 +2,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -33,9 +34,9 @@ class PyWorld {
     RaiseReport(world_->report(), owner, "reset()");
     decoder_ = std::make_unique<InfoDecoder>(task_->info_layout());
     const py::ssize_t a = task_->num_agents();
-    obs_ = py::array_t<float>({a, py::ssize_t{task_->obs_dim()}});
+    obs_ = py::array_t<double>({a, py::ssize_t{task_->obs_dim()}});
     info_ = py::array_t<double>({a, py::ssize_t{task_->info_layout().width()}});
-    reward_ = py::array_t<float>(a);
+    reward_ = py::array_t<double>(a);
     terminated_ = py::array_t<bool>(a);
     truncated_ = py::array_t<bool>(a);
     for (py::array* array : {static_cast<py::array*>(&obs_), static_cast<py::array*>(&info_),
@@ -102,14 +103,79 @@ class PyWorld {
     return out;
   }
 
-  // A fresh array holding agent 0's observation (single-agent face).
-  py::array_t<float> FirstObs() const {
-    py::array_t<float> out(py::ssize_t{task_->obs_dim()});
-    std::memcpy(out.mutable_data(), obs_.data(), sizeof(float) * task_->obs_dim());
+  // A fresh float64 array holding agent 0's observation (single-agent face).
+  py::array_t<double> FirstObs() const {
+    py::array_t<double> out(py::ssize_t{task_->obs_dim()});
+    std::memcpy(out.mutable_data(), obs_.data(), sizeof(double) * task_->obs_dim());
     return out;
   }
 
+  // Hands the world over to a Python mujoco.MjModel / MjData pair made from
+  // this task's MJB: the world's state is copied into `data`, and from then on
+  // every reset and step runs on them, so the Python objects are the live
+  // simulation (and a change to the model, its timestep say, takes effect).
+  // Both are kept alive by this object.
+  void AdoptMujoco(const py::object& model, const py::object& data) {
+    RequireUsable("adopt_mujoco()");
+    const mjModel* m = task_->model();
+    auto size = [&](const char* name) { return model.attr(name).cast<long long>(); };
+    const bool same = size("nq") == m->nq && size("nv") == m->nv && size("nu") == m->nu &&
+                      size("nbody") == m->nbody && size("na") == m->na && size("nbuffer") == m->nbuffer;
+    if (!same) {
+      throw py::value_error("model should be a mujoco.MjModel of this task's model_mjb(), got one with nq=" +
+                            std::to_string(size("nq")) + ", nbuffer=" + std::to_string(size("nbuffer")) +
+                            " (expected nq=" + std::to_string(m->nq) + ", nbuffer=" +
+                            std::to_string(m->nbuffer) + ")");
+    }
+    if (data.attr("model").attr("_address").cast<std::uintptr_t>() != model.attr("_address").cast<std::uintptr_t>()) {
+      throw py::value_error("data should be a mujoco.MjData of that model");
+    }
+    const auto* raw_model = reinterpret_cast<const mjModel*>(model.attr("_address").cast<std::uintptr_t>());
+    auto* raw_data = reinterpret_cast<mjData*>(data.attr("_address").cast<std::uintptr_t>());
+    world_->AdoptData(raw_data);
+    // The task is this world's own (MakeTask made it for this object alone).
+    const_cast<Task&>(*task_).ReplaceModel(ModelPtr(raw_model, [](const mjModel*) {}));
+    mujoco_refs_ = py::make_tuple(model, data);
+  }
+
+  // PCG64's (state, inc), as numpy.random.PCG64().state["state"] holds them.
+  py::tuple RngState() {
+    const Rng::State s = world_->rng().GetState();
+    auto join = [](std::uint64_t high, std::uint64_t low) {
+      return py::int_(high).attr("__lshift__")(64).attr("__or__")(py::int_(low));
+    };
+    return py::make_tuple(join(s.state_high, s.state_low), join(s.inc_high, s.inc_low));
+  }
+
+  void SetRngState(const py::tuple& value) {
+    if (value.size() != 2) throw py::value_error("rng_state should be a (state, inc) pair of ints");
+    auto split = [](py::handle v, const char* name, std::uint64_t* high, std::uint64_t* low) {
+      py::int_ i = py::reinterpret_borrow<py::object>(v);
+      if (i.attr("__lt__")(0).cast<bool>() || i.attr("bit_length")().cast<int>() > 128) {
+        throw py::value_error(std::string("rng_state's ") + name + " should be an int in [0, 2**128)");
+      }
+      const py::int_ mask(0xFFFFFFFFFFFFFFFFULL);
+      *low = i.attr("__and__")(mask).cast<std::uint64_t>();
+      *high = i.attr("__rshift__")(64).cast<std::uint64_t>();
+    };
+    Rng::State s{};
+    split(value[0], "state", &s.state_high, &s.state_low);
+    split(value[1], "inc", &s.inc_high, &s.inc_low);
+    world_->rng().SetState(s);
+    seeded_ = true;
+  }
+
+  // The observation of the world's current state, computed afresh (after a
+  // change to the adopted MjData, say).
+  py::array_t<double> Observe() {
+    RequireUsable("observe()");
+    task_->Observe(world_->data(), world_->scratch(), obs_.mutable_data());
+    return FirstObs();
+  }
+
   static py::array Copy(const py::array& a) { return py::array(a.attr("copy")()); }
+  // Games stay float32 (observations and rewards rounded once, from double).
+  static py::array Float32(const py::array& a) { return py::array_t<float, py::array::forcecast>(a); }
 
   const Task& task() const { return *task_; }
   const World& world() const { return *world_; }
@@ -118,9 +184,9 @@ class PyWorld {
   const py::dict& kwargs() const { return kwargs_; }
   int limit() const { return limit_; }
 
-  py::array_t<float> obs_;
+  py::array_t<double> obs_;
   py::array_t<double> info_;
-  py::array_t<float> reward_;
+  py::array_t<double> reward_;
   py::array_t<bool> terminated_, truncated_;
 
  private:
@@ -132,6 +198,7 @@ class PyWorld {
   std::unique_ptr<InfoDecoder> decoder_;
   std::vector<float> actions_;  // the world's copy of the last actions
   bool seeded_ = false;
+  py::object mujoco_refs_;  // the adopted (MjModel, MjData), if any
 };
 
 // The single-agent face: Gymnasium-shaped results.
@@ -168,12 +235,12 @@ class MultiAgentEnv : public PyWorld {
 
   py::tuple ResetPy(const py::object& seed, const py::object& options) {
     Reset(seed, options);
-    return py::make_tuple(Copy(obs_), Copy(info_));
+    return py::make_tuple(Float32(obs_), Copy(info_));
   }
 
   py::tuple StepPy(py::handle actions) {
     Step(actions, {task().num_agents(), task().act_dim()}, "actions");
-    return py::make_tuple(Copy(obs_), Copy(reward_), Copy(terminated_), Copy(truncated_),
+    return py::make_tuple(Float32(obs_), Float32(reward_), Copy(terminated_), Copy(truncated_),
                           Copy(info_), world().last_step_unstable());
   }
 };
@@ -231,6 +298,14 @@ void DefineWorlds(py::module_& m) {
       .def("step", &SingleAgentCore::StepPy, py::arg("action"),
            "Advances one env step; returns (obs, reward, terminated, truncated, info).")
       .def("get_obs", &SingleAgentCore::FirstObs, "The observation of the current state.")
+      .def("observe", &SingleAgentCore::Observe,
+           "The observation of the world's current state, computed afresh.")
+      .def("adopt_mujoco", &SingleAgentCore::AdoptMujoco, py::arg("model"), py::arg("data"),
+           "Runs the world on this mujoco.MjModel / MjData (made from model_mjb()) from now on, "
+           "its current state copied into `data` first.")
+      .def_property("rng_state", &SingleAgentCore::RngState, &SingleAgentCore::SetRngState,
+                    "The reset noise generator's PCG64 (state, inc); setting it seeds the stream.")
+      .def_property_readonly("frame_skip", [](const SingleAgentCore& s) { return s.task().frame_skip(); })
       .def("__reduce__",
            [m](py::object self) {
              auto& s = self.cast<SingleAgentCore&>();
@@ -262,7 +337,7 @@ void DefineWorlds(py::module_& m) {
       .def_property_readonly("state_dim", [](const MultiAgentEnv& s) {
         return s.task().model()->nq + s.task().model()->nv;
       })
-      .def("get_obs", [](const MultiAgentEnv& s) { return MultiAgentEnv::Copy(s.obs_); })
+      .def("get_obs", [](const MultiAgentEnv& s) { return MultiAgentEnv::Float32(s.obs_); })
       .def("__reduce__",
            [](py::object self) {
              auto& s = self.cast<MultiAgentEnv&>();

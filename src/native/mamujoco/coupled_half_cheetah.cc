@@ -34,7 +34,7 @@ class CoupledHalfCheetah final : public LocomotionTask {
     reward_ctrl2_ = info.Add("reward_ctrl2");
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double*) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double*) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
   }
@@ -51,7 +51,7 @@ class CoupledHalfCheetah final : public LocomotionTask {
     }
     const double c1 = ctrl_weight_ * sq1, c2 = ctrl_weight_ * sq2;
     const double forward = forward_weight_ * (v1 + v2) / 2.0;
-    out.reward[0] = static_cast<float>(forward - (c1 + c2) / 2.0);
+    out.reward[0] = forward - (c1 + c2) / 2.0;
     out.terminated[0] = false;
     double* info = out.info;
     info[x_position1_] = d->qpos[0];
@@ -65,7 +65,7 @@ class CoupledHalfCheetah final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     obs = Put(obs, d->qpos + 1, 8);
     obs = Put(obs, d->qpos + 10, 8);
@@ -75,10 +75,10 @@ class CoupledHalfCheetah final : public LocomotionTask {
       for (int k = m->ten_J_rowadr[0]; k < m->ten_J_rowadr[0] + m->ten_J_rownnz[0]; ++k) {
         if (m->ten_J_colind[k] == dof) value = d->ten_J[k];
       }
-      *obs++ = static_cast<float>(value);
+      *obs++ = value;
     }
-    *obs++ = static_cast<float>(d->ten_length[0]);
-    *obs++ = static_cast<float>(d->ten_velocity[0]);
+    *obs++ = d->ten_length[0];
+    *obs++ = d->ten_velocity[0];
   }
 
  private:

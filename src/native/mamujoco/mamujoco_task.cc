@@ -16,7 +16,7 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
   SetModel(r.shared_model());
   SetDims(1, r.obs_dim(), r.act_dim());
   SetScratchSize(r.scratch_size());
-  SetDt(r.dt());
+  SetFrameSkip(r.frame_skip());
   SetEpisodeLimit(r.episode_limit());
   SetCamera(r.camera());
   SetActionBoundsFromCtrlRange(0);
@@ -24,7 +24,7 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
   for (const InfoField& f : r.info_layout().fields()) {
     switch (f.kind) {
       case InfoKind::kReal:
-        info.Add(f.name, f.size, f.at_reset);
+        info.SetScalar(info.Add(f.name, f.size, f.at_reset), f.scalar);
         break;
       case InfoKind::kInteger:
         info.AddInteger(f.name, f.at_reset);
@@ -38,7 +38,7 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
   for (const auto& [name, slot] : r.episode_options()) AddEpisodeOption(name, slot);
 }
 
-void MaMuJoCoTask::Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const {
+void MaMuJoCoTask::Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const {
   robot_->Reset(d, scratch, rng, obs, info);
   plan_.Apply(model(), d, info + plan_offset_);
 }
@@ -50,7 +50,7 @@ bool MaMuJoCoTask::Step(mjData* d, double* scratch, const float* actions,
   return stable;
 }
 
-void MaMuJoCoTask::Observe(const mjData* d, const double* scratch, float* obs) const {
+void MaMuJoCoTask::Observe(const mjData* d, const double* scratch, double* obs) const {
   robot_->Observe(d, scratch, obs);
 }
 

@@ -23,10 +23,10 @@ class MaMuJoCoTask final : public Task {
   int plan_size() const { return plan_.size(); }
   const ObservationPlan& plan() const { return plan_; }
 
-  void Reset(mjData* data, double* scratch, Rng& rng, float* obs, double* info) const override;
+  void Reset(mjData* data, double* scratch, Rng& rng, double* obs, double* info) const override;
   bool Step(mjData* data, double* scratch, const float* actions,
             const StepOutput& out) const override;
-  void Observe(const mjData* data, const double* scratch, float* obs) const override;
+  void Observe(const mjData* data, const double* scratch, double* obs) const override;
   void InitScratch(double* scratch) const override { robot_->InitScratch(scratch); }
 
  private:

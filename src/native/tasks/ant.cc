@@ -1,5 +1,6 @@
 // Ant: Gymnasium's Ant-v5, natively.
 #include <cmath>
+#include <vector>
 
 #include "locomotion.h"
 
@@ -54,6 +55,7 @@ class Ant final : public LocomotionTask {
     y_velocity_ = info.Add("y_velocity");
     reward_forward_ = info.Add("reward_forward");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // -weight * np.sum(np.square(action))
     reward_contact_ = info.Add("reward_contact");
     reward_survive_ = info.Add("reward_survive");
     RenderCamera camera;
@@ -62,7 +64,7 @@ class Ant final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
     position_.Write(d, info);
@@ -81,7 +83,7 @@ class Ant final : public LocomotionTask {
     const double survive = healthy ? healthy_reward_ : 0.0;
     const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
     const double contact_cost = contact_weight_ * ClippedContactSumSquares(d);
-    out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
+    out.reward[0] = (forward + survive) - (ctrl_cost + contact_cost);
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;
     position_.Write(d, info);
@@ -94,23 +96,27 @@ class Ant final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     obs = PutQposQvel(obs, d, skip_);
     if (!include_cfrc_ext_) return;
-    for (int i = 6; i < 6 * m->nbody; ++i) *obs++ = static_cast<float>(Clip(d->cfrc_ext[i]));
+    for (int i = 6; i < 6 * m->nbody; ++i) *obs++ = Clip(d->cfrc_ext[i]);
   }
 
  private:
-  double Clip(double f) const { return std::fmin(std::fmax(f, contact_range_.first), contact_range_.second); }
+  // np.clip: a NaN stays NaN.
+  double Clip(double f) const {
+    return f < contact_range_.first ? contact_range_.first : (f > contact_range_.second ? contact_range_.second : f);
+  }
 
+  // np.sum(np.square(np.clip(cfrc_ext, ...))) over every body, the world's
+  // too, in NumPy's order of additions.
   double ClippedContactSumSquares(const mjData* d) const {
-    double sum = 0.0;
-    for (int i = 0; i < 6 * model()->nbody; ++i) {
-      const double f = Clip(d->cfrc_ext[i]);
-      sum += f * f;
-    }
-    return sum;
+    const int n = 6 * model()->nbody;
+    thread_local std::vector<double> clipped;
+    clipped.resize(n);
+    for (int i = 0; i < n; ++i) clipped[i] = Clip(d->cfrc_ext[i]);
+    return NumpySumSquares(clipped.data(), n);
   }
 
   bool IsHealthy(const mjData* d) const {

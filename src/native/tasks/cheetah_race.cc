@@ -78,7 +78,7 @@ class CheetahRace final : public Task {
     robot_nv_ = static_cast<int>(world.robot->nv);
     robot_nu_ = static_cast<int>(world.robot->nu);
     SetModel(world.model);
-    SetDt(model()->opt.timestep * frame_skip_);
+    SetFrameSkip(frame_skip_);
     SetDims(n, robot_nq_ - 1 + robot_nv_ + 2 * (n - 1), robot_nu_);
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(1);  // scratch[0]: 1 once someone has finished
@@ -96,7 +96,7 @@ class CheetahRace final : public Task {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const override {
     const mjModel* m = model();
     mj_resetData(m, d);
     for (const AgentIndex& a : agents_) {
@@ -140,7 +140,7 @@ class CheetahRace final : public Task {
       const double forward = forward_weight_ * velocity;
       const double ctrl_cost = Float32ControlCost(ctrl_weight_, actions + k * robot_nu_, robot_nu_);
       const double bonus = k == winner ? finish_bonus_ : 0.0;
-      out.reward[k] = static_cast<float>(forward - ctrl_cost + bonus);
+      out.reward[k] = forward - ctrl_cost + bonus;
       out.terminated[k] = winner >= 0;
       double* info = out.info + k * width;
       info[x_position_] = x;
@@ -153,17 +153,17 @@ class CheetahRace final : public Task {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const int n = num_agents();
     for (int k = 0; k < n; ++k) {
       const AgentIndex& a = agents_[k];
-      for (int i = 1; i < robot_nq_; ++i) *obs++ = static_cast<float>(d->qpos[a.qpos_base + i]);
-      for (int i = 0; i < robot_nv_; ++i) *obs++ = static_cast<float>(d->qvel[a.qvel_base + i]);
+      for (int i = 1; i < robot_nq_; ++i) *obs++ = d->qpos[a.qpos_base + i];
+      for (int i = 0; i < robot_nv_; ++i) *obs++ = d->qvel[a.qvel_base + i];
       const double x = X(d, k);
       for (int j = 0; j < n; ++j) {
         if (j == k) continue;
-        *obs++ = static_cast<float>(X(d, j) - x);
-        *obs++ = static_cast<float>(d->qvel[agents_[j].qvel_base]);
+        *obs++ = X(d, j) - x;
+        *obs++ = d->qvel[agents_[j].qvel_base];
       }
     }
   }

@@ -185,7 +185,7 @@ class Competitors {
 
   // Agent k's observation (obs_dim() floats) against opponent `o`; returns
   // the end of what it wrote.
-  float* Put(const mjData* d, int k, int o, float* obs) const {
+  double* Put(const mjData* d, int k, int o, double* obs) const {
     const AgentIndex& a = agents_[k];
     obs = Copy(obs, d->qpos + a.qpos_base, nq_);
     obs = Copy(obs, d->qvel + a.qvel_base, nv_);
@@ -195,7 +195,7 @@ class Competitors {
       obs = Copy(obs, d->qfrc_actuator + a.qvel_base, nv_);
     }
     const mjtNum* f = d->cfrc_ext + 6 * a.body_base;
-    for (int i = 0; i < 6 * nbody_; ++i) *obs++ = static_cast<float>(std::clamp(f[i], -1.0, 1.0));
+    for (int i = 0; i < 6 * nbody_; ++i) *obs++ = std::clamp(f[i], -1.0, 1.0);
     return Copy(obs, Root(d, o), 3);
   }
 
@@ -206,11 +206,11 @@ class Competitors {
   // (0, 0, 0, 1) * q with its sign flipped, (qz, qy, -qx, -qw), so a robot
   // turned 180 degrees reads as unturned; body-frame angular velocity and
   // joint coordinates are unchanged. For a free-root robot only.
-  void HalfTurn(float* obs) const {
-    float* p = obs;
+  void HalfTurn(double* obs) const {
+    double* p = obs;
     p[0] = -p[0];
     p[1] = -p[1];
-    const float w = p[3], x = p[4], y = p[5], z = p[6];
+    const double w = p[3], x = p[4], y = p[5], z = p[6];
     p[3] = z;
     p[4] = y;
     p[5] = -x;
@@ -273,14 +273,14 @@ class Competitors {
   }
 
  private:
-  static void FlipXY6(float* v) {
+  static void FlipXY6(double* v) {
     v[0] = -v[0];
     v[1] = -v[1];
     v[3] = -v[3];
     v[4] = -v[4];
   }
-  static float* Copy(float* obs, const mjtNum* v, int n) {
-    for (int i = 0; i < n; ++i) *obs++ = static_cast<float>(v[i]);
+  static double* Copy(double* obs, const mjtNum* v, int n) {
+    for (int i = 0; i < n; ++i) *obs++ = v[i];
     return obs;
   }
 

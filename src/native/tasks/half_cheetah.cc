@@ -33,9 +33,10 @@ class HalfCheetah final : public LocomotionTask {
     x_velocity_ = info.Add("x_velocity");
     reward_forward_ = info.Add("reward_forward");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // a cost of the float32 action
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
     info[x_position_] = d->qpos[0];
@@ -49,7 +50,7 @@ class HalfCheetah final : public LocomotionTask {
     Observe(d, nullptr, out.obs);
     const double forward = forward_weight_ * x_velocity;
     const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
-    out.reward[0] = static_cast<float>(forward - ctrl_cost);
+    out.reward[0] = forward - ctrl_cost;
     out.terminated[0] = false;
     double* info = out.info;
     info[x_position_] = x_after;
@@ -59,7 +60,7 @@ class HalfCheetah final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     PutQposQvel(obs, d, skip_);
   }
 

@@ -32,6 +32,8 @@ class Hopper final : public PlanarWalker {
  public:
   explicit Hopper(const Params& p) : PlanarWalker(p, "Hopper") {
     healthy_state_ = p.Range("healthy_state_range");
+    // Hopper-v5's is_healthy is a Python bool (all(...)), so reward_survive is a float.
+    mutable_info().SetScalar(reward_survive_offset(), InfoScalar::kFloat);
   }
 
  private:

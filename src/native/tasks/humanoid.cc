@@ -53,7 +53,7 @@ class Humanoid final : public HumanoidBody {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
     WritePositionInfo(d, info);
@@ -73,14 +73,14 @@ class Humanoid final : public HumanoidBody {
     const bool healthy = healthy_z_.first < z && z < healthy_z_.second;
     const double forward = forward_weight_ * x_velocity;
     const double survive = healthy ? healthy_reward_ : 0.0;
-    double ctrl_sq = 0.0;
-    for (int i = 0; i < m->nu; ++i) ctrl_sq += d->ctrl[i] * d->ctrl[i];
-    const double ctrl_cost = ctrl_weight_ * ctrl_sq;
-    double contact_sq = 0.0;
-    for (int i = 0; i < 6 * m->nbody; ++i) contact_sq += d->cfrc_ext[i] * d->cfrc_ext[i];
-    const double contact_cost =
-        std::fmin(std::fmax(contact_weight_ * contact_sq, contact_range_.first), contact_range_.second);
-    out.reward[0] = static_cast<float>((forward + survive) - (ctrl_cost + contact_cost));
+    // Humanoid-v5 squares data.ctrl (float64), not the action; both sums in
+    // NumPy's order, the clip as np.clip's.
+    const double ctrl_cost = ctrl_weight_ * NumpySumSquares(d->ctrl, m->nu);
+    const double contact_raw = contact_weight_ * NumpySumSquares(d->cfrc_ext, 6 * m->nbody);
+    const double contact_cost = contact_raw < contact_range_.first
+                                    ? contact_range_.first
+                                    : (contact_raw > contact_range_.second ? contact_range_.second : contact_raw);
+    out.reward[0] = (forward + survive) - (ctrl_cost + contact_cost);
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;
     WritePositionInfo(d, info);

@@ -13,7 +13,7 @@ namespace joltgym {
 
 class HumanoidBody : public LocomotionTask {
  public:
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     obs = PutQposQvel(obs, d, skip_);
     if (cinert_) obs = Put(obs, d->cinert + 10, 10 * (m->nbody - 1));

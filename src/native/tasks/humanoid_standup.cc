@@ -36,31 +36,6 @@ Reset noise       qpos + U(-s, s), qvel + U(-s, s), s = reset_noise_scale (0.01)
 ================  ==========================================================
 )";
 
-// np.square(x).sum() for a contiguous float64 array of `n` values, operation
-// for operation: numpy sums with 8 interleaved accumulators in blocks of at
-// most 128 values, splitting longer arrays in two (its pairwise summation).
-double NumpySumSquares(const mjtNum* x, int n) {
-  if (n < 8) {
-    double sum = 0.0;
-    for (int i = 0; i < n; ++i) sum += x[i] * x[i];
-    return sum;
-  }
-  if (n <= 128) {
-    double r[8];
-    for (int j = 0; j < 8; ++j) r[j] = x[j] * x[j];
-    int i = 8;
-    for (; i < n - n % 8; i += 8) {
-      for (int j = 0; j < 8; ++j) r[j] += x[i + j] * x[i + j];
-    }
-    double sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) sum += x[i] * x[i];
-    return sum;
-  }
-  int half = n / 2;
-  half -= half % 8;
-  return NumpySumSquares(x, half) + NumpySumSquares(x + half, n - half);
-}
-
 class HumanoidStandup final : public HumanoidBody {
  public:
   explicit HumanoidStandup(const Params& p) : HumanoidBody(p, "HumanoidStandup") {
@@ -84,7 +59,7 @@ class HumanoidStandup final : public HumanoidBody {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
     WritePositionInfo(d, info);
@@ -97,10 +72,11 @@ class HumanoidStandup final : public HumanoidBody {
 
     const double uph = (d->qpos[2] - 0.0) / m->opt.timestep;
     const double ctrl_cost = ctrl_weight_ * NumpySumSquares(d->ctrl, m->nu);
-    const double impact_cost = std::fmin(
-        std::fmax(impact_weight_ * NumpySumSquares(d->cfrc_ext, 6 * m->nbody), impact_range_.first),
-        impact_range_.second);
-    out.reward[0] = static_cast<float>(uph - ctrl_cost - impact_cost + 1.0);
+    const double impact_raw = impact_weight_ * NumpySumSquares(d->cfrc_ext, 6 * m->nbody);
+    const double impact_cost = impact_raw < impact_range_.first
+                                   ? impact_range_.first
+                                   : (impact_raw > impact_range_.second ? impact_range_.second : impact_raw);
+    out.reward[0] = uph - ctrl_cost - impact_cost + 1.0;
     out.terminated[0] = false;
     double* info = out.info;
     WritePositionInfo(d, info);

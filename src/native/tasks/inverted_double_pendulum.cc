@@ -57,6 +57,7 @@ class InvertedDoublePendulum final : public LocomotionTask {
     SetActionBoundsFromCtrlRange(0);
     InfoLayout& info = mutable_info();
     reward_survive_ = info.Add("reward_survive");
+    info.SetScalar(reward_survive_, InfoScalar::kFloat);  // healthy_reward * int(not terminated)
     distance_penalty_ = info.Add("distance_penalty");
     velocity_penalty_ = info.Add("velocity_penalty");
     // A side view of the whole rail (x in [-1, 1]) and both upright poles.
@@ -69,7 +70,7 @@ class InvertedDoublePendulum final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double*) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double*) const override {
     ResetWithNoise(d, rng, VelocityNoise::kNormal);
     Observe(d, nullptr, obs);
   }
@@ -81,12 +82,11 @@ class InvertedDoublePendulum final : public LocomotionTask {
     Observe(d, nullptr, out.obs);
     const bool terminated = y <= kMinTipHeight;
     const double v1 = d->qvel[1], v2 = d->qvel[2];
-    // Gymnasium squares with numpy's scalar `**`, i.e. libm's pow, which can be one
-    // ulp off the exact product used here (penalties agree to ~2e-16 relative).
-    const double distance = 0.01 * (x * x) + (y - 2.0) * (y - 2.0);
-    const double velocity = 1e-3 * (v1 * v1) + 5e-3 * (v2 * v2);
+    // Gymnasium squares with NumPy's scalar `**`, i.e. libm's pow.
+    const double distance = 0.01 * NumpyScalarSquare(x) + NumpyScalarSquare(y - 2.0);
+    const double velocity = 1e-3 * NumpyScalarSquare(v1) + 5e-3 * NumpyScalarSquare(v2);
     const double survive = healthy_reward_ * (terminated ? 0.0 : 1.0);
-    out.reward[0] = static_cast<float>(survive - distance - velocity);
+    out.reward[0] = survive - distance - velocity;
     out.terminated[0] = terminated;
     double* info = out.info;
     info[reward_survive_] = survive;
@@ -95,13 +95,13 @@ class InvertedDoublePendulum final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
-    *obs++ = static_cast<float>(d->qpos[0]);
-    for (int i = 1; i < m->nq; ++i) *obs++ = static_cast<float>(std::sin(d->qpos[i]));
-    for (int i = 1; i < m->nq; ++i) *obs++ = static_cast<float>(std::cos(d->qpos[i]));
-    for (int i = 0; i < m->nv; ++i) *obs++ = static_cast<float>(NpClip(d->qvel[i], kClip));
-    *obs = static_cast<float>(NpClip(d->qfrc_constraint[0], kClip));
+    *obs++ = d->qpos[0];
+    for (int i = 1; i < m->nq; ++i) *obs++ = std::sin(d->qpos[i]);
+    for (int i = 1; i < m->nq; ++i) *obs++ = std::cos(d->qpos[i]);
+    for (int i = 0; i < m->nv; ++i) *obs++ = NpClip(d->qvel[i], kClip);
+    *obs = NpClip(d->qfrc_constraint[0], kClip);
   }
 
  private:

@@ -42,7 +42,7 @@ class InvertedPendulum final : public LocomotionTask {
     }
     SetDims(1, m->nq + m->nv, m->nu);
     SetActionBoundsFromCtrlRange(0);
-    reward_survive_ = mutable_info().Add("reward_survive");
+    reward_survive_ = mutable_info().AddInteger("reward_survive");  // int(not terminated), as v5
     // A side view of the whole rail (x in [-1, 1]) and the upright pole.
     RenderCamera camera;
     camera.target = CameraTarget::kFixed;
@@ -53,7 +53,7 @@ class InvertedPendulum final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double*) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double*) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
   }
@@ -64,13 +64,13 @@ class InvertedPendulum final : public LocomotionTask {
     // Gymnasium tests its float64 observation, i.e. qpos and qvel.
     const bool terminated = !StateIsFinite(d) || std::fabs(d->qpos[1]) > kMaxAngle;
     const double survive = terminated ? 0.0 : 1.0;
-    out.reward[0] = static_cast<float>(survive);
+    out.reward[0] = survive;
     out.terminated[0] = terminated;
     out.info[reward_survive_] = survive;
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     obs = Put(obs, d->qpos, m->nq);
     Put(obs, d->qvel, m->nv);

@@ -113,7 +113,7 @@ class KickAndDefend final : public Task {
     bots_ = Competitors(world, rules);
     SetModel(world.model);
     SetAgentNames({"kicker_0", "keeper_0"});
-    SetDt(model()->opt.timestep * frame_skip_);
+    SetFrameSkip(frame_skip_);
     SetDims(2, bots_.obs_dim() + kBallFeatures, bots_.nu());
     SetActionBoundsFromCtrlRange(bots_.agents()[0].actuator_base);
     SetScratchSize(kScratch);
@@ -137,7 +137,7 @@ class KickAndDefend final : public Task {
 
   void InitScratch(double* scratch) const override { scratch[kShapingWeight] = shaping_weight_; }
 
-  void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const override {
     const mjModel* m = model();
     bots_.ResetWithNoise(m, d, rng);
     const double low[2] = {-3.5, 1.6}, high[2] = {-0.5, 3.5};
@@ -208,7 +208,7 @@ class KickAndDefend final : public Task {
       const double ball_term = weight * (k == kKicker ? -to_ball - ball_gap : ball_gap);
       double* info = out.info + k * width;
       out.reward[k] =
-          static_cast<float>(s.Apply(result[k], weight, shaping_columns_, info) + ball_term);
+          (s.Apply(result[k], weight, shaping_columns_, info) + ball_term);
       out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[ball_to_goal_] = goal_x_ - ball[0];
@@ -220,19 +220,19 @@ class KickAndDefend final : public Task {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjtNum* ball = d->qpos + ball_qpos_;
     const mjtNum* ball_v = d->qvel + ball_qvel_;
     for (int k = 0; k < 2; ++k) {
       obs = bots_.Put(d, k, 1 - k, obs);
       const mjtNum* q = bots_.Root(d, k);
-      *obs++ = static_cast<float>(ball[0] - q[0]);
-      *obs++ = static_cast<float>(ball[1] - q[1]);
-      *obs++ = static_cast<float>(ball[2]);
-      for (int i = 0; i < 3; ++i) *obs++ = static_cast<float>(ball_v[i]);
-      *obs++ = static_cast<float>(goal_x_ - ball[0]);
-      *obs++ = static_cast<float>(goal_half_width_ - ball[1]);
-      *obs++ = static_cast<float>(-goal_half_width_ - ball[1]);
+      *obs++ = ball[0] - q[0];
+      *obs++ = ball[1] - q[1];
+      *obs++ = ball[2];
+      for (int i = 0; i < 3; ++i) *obs++ = ball_v[i];
+      *obs++ = goal_x_ - ball[0];
+      *obs++ = goal_half_width_ - ball[1];
+      *obs++ = -goal_half_width_ - ball[1];
     }
   }
 

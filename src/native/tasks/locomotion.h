@@ -42,11 +42,11 @@ inline double NpClip(double v, double limit) {
   return v < -limit ? -limit : (v > limit ? limit : v);
 }
 
-// |a - b| for two 3-vectors (world positions).
+// np.linalg.norm(a - b) for two 3-vectors (world positions), as NumPy computes it.
 inline double Distance(const mjtNum* a, const mjtNum* b) {
   mjtNum v[3];
   mju_sub3(v, a, b);
-  return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  return NumpyNorm(v, 3);
 }
 
 // The info fields of the root's position in the ground plane, reported on
@@ -71,7 +71,7 @@ struct XYPositionInfo {
     info[x_position] = d->qpos[0];
     info[y_position] = d->qpos[1];
     if (distance_from_origin >= 0) {
-      info[distance_from_origin] = std::sqrt(d->qpos[0] * d->qpos[0] + d->qpos[1] * d->qpos[1]);
+      info[distance_from_origin] = NumpyNorm(d->qpos, 2);  // np.linalg.norm(qpos[0:2])
     }
   }
 
@@ -96,7 +96,8 @@ class LocomotionTask : public Task {
     }
     exclude_positions_ = params.Has("exclude_current_positions_from_observation") &&
                          params.Bool("exclude_current_positions_from_observation");
-    SetDt(model()->opt.timestep * frame_skip_);
+    mutable_info().SetDefaultScalar(InfoScalar::kFloat64);  // v5's info values are NumPy scalars
+    SetFrameSkip(frame_skip_);
   }
 
   // Checks that the model has what the task reads: a root joint of `root`
@@ -151,14 +152,14 @@ class LocomotionTask : public Task {
     return true;
   }
 
-  static float* Put(float* out, const mjtNum* values, int count) {
-    for (int i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
+  static double* Put(double* out, const mjtNum* values, int count) {
+    for (int i = 0; i < count; ++i) out[i] = values[i];
     return out + count;
   }
 
   // qpos[skip:] (without the `skip` root positions the observation excludes),
   // then qvel: the head of most observations. Returns the end.
-  float* PutQposQvel(float* obs, const mjData* d, int skip) const {
+  double* PutQposQvel(double* obs, const mjData* d, int skip) const {
     obs = Put(obs, d->qpos + skip, model()->nq - skip);
     return Put(obs, d->qvel, model()->nv);
   }

@@ -19,7 +19,7 @@ namespace joltgym {
 
 class PlanarWalker : public LocomotionTask {
  public:
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
     WritePositionInfo(d, info);
@@ -35,7 +35,7 @@ class PlanarWalker : public LocomotionTask {
     const double forward = forward_weight_ * x_velocity;
     const double survive = (healthy ? 1.0 : 0.0) * healthy_reward_;
     const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
-    out.reward[0] = static_cast<float>((forward + survive) - ctrl_cost);
+    out.reward[0] = (forward + survive) - ctrl_cost;
     out.terminated[0] = !healthy && terminate_when_unhealthy_;
     double* info = out.info;
     WritePositionInfo(d, info);
@@ -47,10 +47,10 @@ class PlanarWalker : public LocomotionTask {
   }
 
   // qpos[1:] (qpos[0:] with positions), then qvel clipped to [-10, 10].
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     obs = Put(obs, d->qpos + skip_, m->nq - skip_);
-    for (int i = 0; i < m->nv; ++i) *obs++ = static_cast<float>(NpClip(d->qvel[i], 10.0));
+    for (int i = 0; i < m->nv; ++i) *obs++ = NpClip(d->qvel[i], 10.0);
   }
 
  protected:
@@ -75,6 +75,7 @@ class PlanarWalker : public LocomotionTask {
     x_velocity_ = info.Add("x_velocity");
     reward_forward_ = info.Add("reward_forward");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // a cost of the float32 action
     reward_survive_ = info.Add("reward_survive");
     RenderCamera camera;  // side view following the torso (+x to the right), feet in view
     camera.distance = 3.5;
@@ -93,6 +94,11 @@ class PlanarWalker : public LocomotionTask {
   static bool Inside(double v, const std::pair<double, double>& range) {
     return range.first < v && v < range.second;
   }
+
+ protected:
+  // The info offset of reward_survive (its Python type differs: Hopper-v5's
+  // is a float, Walker2d-v5's a numpy.float64).
+  int reward_survive_offset() const { return reward_survive_; }
 
  private:
   // The task reads qpos[0] (x), qpos[1] (height) and qpos[2] (pitch).

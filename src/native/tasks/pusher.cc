@@ -50,6 +50,7 @@ class Pusher final : public LocomotionTask {
     InfoLayout& info = mutable_info();
     reward_dist_ = info.Add("reward_dist");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // a cost of the float32 action
     reward_near_ = info.Add("reward_near");
     // Gymnasium's fixed view (azimuth 90), closer, steeper (the object shows
     // in front of the arm) and centred between the arm's base (y = -0.6) and
@@ -66,14 +67,17 @@ class Pusher final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double*) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double*) const override {
     const mjModel* m = model();
     mj_resetData(m, d);  // qpos <- qpos0: the arm's start, unperturbed
     double c0, c1;
+    bool far = false;
     do {
       c0 = rng.Uniform(-0.3, 0.0);
       c1 = rng.Uniform(-0.2, 0.2);
-    } while (!(std::sqrt(c0 * c0 + c1 * c1) > 0.17));
+      const double offset[2] = {c0, c1};  // np.linalg.norm(cylinder_pos - goal_pos), goal at 0
+      far = NumpyNorm(offset, 2) > 0.17;
+    } while (!far);
     mjtNum* slides = d->qpos + m->nq - 4;  // obj_slidey, obj_slidex, goal_slidey, goal_slidex
     slides[0] = c0;
     slides[1] = c1;
@@ -92,7 +96,7 @@ class Pusher final : public LocomotionTask {
     const double near = -Distance(object, d->xpos + 3 * tips_) * near_weight_;
     const double dist = -Distance(object, d->xpos + 3 * goal_) * dist_weight_;
     const double ctrl = -Float32ControlCost(ctrl_weight_, action, act_dim());
-    out.reward[0] = static_cast<float>(dist + ctrl + near);
+    out.reward[0] = dist + ctrl + near;
     out.terminated[0] = false;
     double* info = out.info;
     info[reward_dist_] = dist;
@@ -101,7 +105,7 @@ class Pusher final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     obs = Put(obs, d->qpos, arm_);
     obs = Put(obs, d->qvel, arm_);
     obs = Put(obs, d->xpos + 3 * tips_, 3);

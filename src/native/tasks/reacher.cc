@@ -44,6 +44,7 @@ class Reacher final : public LocomotionTask {
     InfoLayout& info = mutable_info();
     reward_dist_ = info.Add("reward_dist");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // a cost of the float32 action
     // Gymnasium's fixed view of the arena's centre, closer and steeper: the
     // whole 0.6 x 0.6 arena, the arm and the target in the frame.
     RenderCamera camera;
@@ -54,15 +55,18 @@ class Reacher final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double*) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double*) const override {
     const mjModel* m = model();
     mj_resetData(m, d);
     for (int i = 0; i < m->nq; ++i) d->qpos[i] = rng.Uniform(-0.1, 0.1) + m->qpos0[i];
     double gx, gy;
+    bool near = false;
     do {
       gx = rng.Uniform(-0.2, 0.2);
       gy = rng.Uniform(-0.2, 0.2);
-    } while (!(std::sqrt(gx * gx + gy * gy) < 0.2));
+      const double goal[2] = {gx, gy};
+      near = NumpyNorm(goal, 2) < 0.2;  // np.linalg.norm(goal)
+    } while (!near);
     d->qpos[m->nq - 2] = gx;
     d->qpos[m->nq - 1] = gy;
     for (int i = 0; i < m->nv; ++i) d->qvel[i] = rng.Uniform(-0.005, 0.005);
@@ -77,7 +81,7 @@ class Reacher final : public LocomotionTask {
     Observe(d, nullptr, out.obs);
     const double dist = -Distance(d->xpos + 3 * fingertip_, d->xpos + 3 * target_) * dist_weight_;
     const double ctrl = -Float32ControlCost(ctrl_weight_, action, act_dim());
-    out.reward[0] = static_cast<float>(dist + ctrl);
+    out.reward[0] = dist + ctrl;
     out.terminated[0] = false;
     double* info = out.info;
     info[reward_dist_] = dist;
@@ -85,18 +89,18 @@ class Reacher final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     const mjModel* m = model();
     for (int i = 0; i < arm_; ++i) {
-      obs[i] = static_cast<float>(std::cos(d->qpos[i]));
-      obs[arm_ + i] = static_cast<float>(std::sin(d->qpos[i]));
+      obs[i] = std::cos(d->qpos[i]);
+      obs[arm_ + i] = std::sin(d->qpos[i]);
     }
     obs = Put(obs + 2 * arm_, d->qpos + arm_, m->nq - arm_);
     obs = Put(obs, d->qvel, arm_);
     const mjtNum* tip = d->xpos + 3 * fingertip_;
     const mjtNum* target = d->xpos + 3 * target_;
-    obs[0] = static_cast<float>(tip[0] - target[0]);
-    obs[1] = static_cast<float>(tip[1] - target[1]);
+    obs[0] = tip[0] - target[0];
+    obs[1] = tip[1] - target[1];
   }
 
  private:

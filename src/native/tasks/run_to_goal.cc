@@ -109,7 +109,7 @@ class RunToGoal final : public Task {
     const int ring = mj_name2id(m, mjOBJ_GEOM, "ring");  // the humanoid arena's sumo ring: hidden
     if (ring >= 0) m->geom_rgba[4 * ring + 3] = 0.0f;
     SetModel(world.model);
-    SetDt(model()->opt.timestep * frame_skip_);
+    SetFrameSkip(frame_skip_);
     SetDims(2, bots_.obs_dim(), bots_.nu());
     SetActionBoundsFromCtrlRange(bots_.agents()[0].actuator_base);
     SetScratchSize(kScratch);
@@ -129,7 +129,7 @@ class RunToGoal final : public Task {
 
   void InitScratch(double* scratch) const override { scratch[kShapingWeight] = shaping_weight_; }
 
-  void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const override {
     const mjModel* m = model();
     bots_.ResetWithNoise(m, d, rng);
     mj_forward(m, d);
@@ -178,7 +178,7 @@ class RunToGoal final : public Task {
       if (outcome[k] == Outcome::kLoss) result = -win_reward_;
       if (outcome[k] == Outcome::kDraw) result = -draw_penalty_;
       double* info = out.info + k * width;
-      out.reward[k] = static_cast<float>(s.Apply(result, weight, shaping_columns_, info));
+      out.reward[k] = s.Apply(result, weight, shaping_columns_, info);
       out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[distance_to_goal_] = ToGoal(d, k);
@@ -187,8 +187,8 @@ class RunToGoal final : public Task {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
-    float* second = bots_.Put(d, 0, 1, obs);
+  void Observe(const mjData* d, const double*, double* obs) const override {
+    double* second = bots_.Put(d, 0, 1, obs);
     bots_.Put(d, 1, 0, second);
     if (goal_frame_) bots_.HalfTurn(second);
   }

@@ -168,7 +168,7 @@ class Sumo final : public Task {
     }
     SetModel(world.model);
     SetAgentPrefix(rules.name);
-    SetDt(model()->opt.timestep * frame_skip_);
+    SetFrameSkip(frame_skip_);
     if (humanoid_) {
       SetDims(2, bots_.obs_dim() + kHumanoidExtras, robot_nu_);
     } else {
@@ -209,7 +209,7 @@ class Sumo final : public Task {
     scratch[kRadius] = drawn_radius_ ? max_radius_ : ring_radius_;
   }
 
-  void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const override {
     const mjModel* m = model();
     mj_resetData(m, d);
     if (drawn_radius_) {
@@ -299,7 +299,7 @@ class Sumo final : public Task {
       if (outcome[k] == Outcome::kDraw) result = -draw_penalty_;
       const double shaped_approach = weight * approach, shaped_push = weight * push,
                    shaped_ctrl = weight * ctrl;
-      out.reward[k] = static_cast<float>(result + shaped_approach + shaped_push + shaped_ctrl);
+      out.reward[k] = result + shaped_approach + shaped_push + shaped_ctrl;
       out.terminated[k] = lost[0] || lost[1];
       double* info = out.info + k * width;
       info[outcome_] = OutcomeCode(outcome[k]);
@@ -354,7 +354,7 @@ class Sumo final : public Task {
       const mjtNum* q = bots_.Root(d, k);
       const double center = -weight * std::hypot(q[0], q[1]), ctrl = -weight * s.ctrl,
                    contact = -weight * s.contact, survive = weight * s.survive;
-      out.reward[k] = static_cast<float>(result[k] + center + ctrl + contact + survive);
+      out.reward[k] = result[k] + center + ctrl + contact + survive;
       out.terminated[k] = lost[0] || lost[1];
       double* info = out.info + k * width;
       info[outcome_] = OutcomeCode(outcome[k]);
@@ -371,7 +371,7 @@ class Sumo final : public Task {
     return stable;
   }
 
-  void Observe(const mjData* d, const double* scratch, float* obs) const override {
+  void Observe(const mjData* d, const double* scratch, double* obs) const override {
     const double left =
         episode_limit() > 0 ? std::fmax(0.0, 1.0 - scratch[kSteps] / episode_limit()) : 1.0;
     if (humanoid_) {
@@ -380,14 +380,14 @@ class Sumo final : public Task {
         obs = bots_.Put(d, k, o, obs);
         const mjtNum* q = bots_.Root(d, k);
         const mjtNum* qo = bots_.Root(d, o);
-        *obs++ = static_cast<float>(qo[0] - q[0]);
-        *obs++ = static_cast<float>(qo[1] - q[1]);
+        *obs++ = qo[0] - q[0];
+        *obs++ = qo[1] - q[1];
         const mjtNum* xmat = d->xmat + 9 * agents_[k].body_base;
-        for (int i = 0; i < 9; ++i) *obs++ = static_cast<float>(xmat[i]);
-        *obs++ = static_cast<float>(scratch[kRadius]);
-        *obs++ = static_cast<float>(EdgeDistance(d, scratch, k));
-        *obs++ = static_cast<float>(EdgeDistance(d, scratch, o));
-        *obs++ = static_cast<float>(left);
+        for (int i = 0; i < 9; ++i) *obs++ = xmat[i];
+        *obs++ = scratch[kRadius];
+        *obs++ = EdgeDistance(d, scratch, k);
+        *obs++ = EdgeDistance(d, scratch, o);
+        *obs++ = left;
       }
       return;
     }
@@ -397,8 +397,8 @@ class Sumo final : public Task {
       const mjtNum* v = d->qvel + agents_[k].qvel_base;
       const mjtNum* qo = d->qpos + agents_[o].qpos_base;
       const mjtNum* vo = d->qvel + agents_[o].qvel_base;
-      for (int i = 2; i < robot_nq_; ++i) *obs++ = static_cast<float>(q[i]);
-      for (int i = 0; i < robot_nv_; ++i) *obs++ = static_cast<float>(v[i]);
+      for (int i = 2; i < robot_nq_; ++i) *obs++ = q[i];
+      for (int i = 0; i < robot_nv_; ++i) *obs++ = v[i];
       // Into own frame: rotate world vectors by the conjugate of own quat.
       mjtNum inverse[4];
       mju_negQuat(inverse, q + 3);
@@ -419,9 +419,9 @@ class Sumo final : public Task {
       mju_mulMatVec3(world, opp_rot, vo + 3);  // angular velocity: opponent local -> world
       mju_rotVecQuat(local, world, inverse);
       obs = Put3(obs, local);
-      *obs++ = static_cast<float>(EdgeDistance(d, scratch, k));
-      *obs++ = static_cast<float>(EdgeDistance(d, scratch, o));
-      *obs++ = static_cast<float>(left);
+      *obs++ = EdgeDistance(d, scratch, k);
+      *obs++ = EdgeDistance(d, scratch, o);
+      *obs++ = left;
     }
   }
 
@@ -432,8 +432,8 @@ class Sumo final : public Task {
     return value;
   }
 
-  static float* Put3(float* obs, const mjtNum* v) {
-    for (int i = 0; i < 3; ++i) *obs++ = static_cast<float>(v[i]);
+  static double* Put3(double* obs, const mjtNum* v) {
+    for (int i = 0; i < 3; ++i) *obs++ = v[i];
     return obs;
   }
 

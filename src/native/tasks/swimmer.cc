@@ -55,6 +55,7 @@ class Swimmer final : public LocomotionTask {
     y_velocity_ = info.Add("y_velocity");
     reward_forward_ = info.Add("reward_forward");
     reward_ctrl_ = info.Add("reward_ctrl");
+    info.SetScalar(reward_ctrl_, InfoScalar::kFloat32);  // a cost of the float32 action
     // The 3 m swimmer lies flat in the xy plane: look down on it steeply,
     // following the front link's frame (whose origin starts at the middle of
     // the body); 6 m keeps it in view when it curls away from that point.
@@ -64,7 +65,7 @@ class Swimmer final : public LocomotionTask {
     SetCamera(camera);
   }
 
-  void Reset(mjData* d, double*, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double*, Rng& rng, double* obs, double* info) const override {
     ResetWithNoise(d, rng, VelocityNoise::kUniform);
     Observe(d, nullptr, obs);
     position_.Write(d, info);
@@ -78,7 +79,7 @@ class Swimmer final : public LocomotionTask {
     Observe(d, nullptr, out.obs);
     const double forward = forward_weight_ * x_velocity;
     const double ctrl_cost = Float32ControlCost(ctrl_weight_, action, act_dim());
-    out.reward[0] = static_cast<float>(forward - ctrl_cost);
+    out.reward[0] = forward - ctrl_cost;
     out.terminated[0] = false;
     double* info = out.info;
     position_.Write(d, info);
@@ -89,7 +90,7 @@ class Swimmer final : public LocomotionTask {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     PutQposQvel(obs, d, skip_);
   }
 

@@ -93,7 +93,7 @@ class YouShallNotPass final : public Task {
     }
     SetModel(world.model);
     SetAgentNames({"walker_0", "blocker_0"});
-    SetDt(model()->opt.timestep * frame_skip_);
+    SetFrameSkip(frame_skip_);
     SetDims(2, bots_.obs_dim(), bots_.nu());
     SetActionBoundsFromCtrlRange(bots_.agents()[0].actuator_base);
     SetScratchSize(kScratch);
@@ -115,7 +115,7 @@ class YouShallNotPass final : public Task {
 
   void InitScratch(double* scratch) const override { scratch[kShapingWeight] = shaping_weight_; }
 
-  void Reset(mjData* d, double* scratch, Rng& rng, float* obs, double* info) const override {
+  void Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const override {
     const mjModel* m = model();
     bots_.ResetWithNoise(m, d, rng);
     mj_forward(m, d);
@@ -164,7 +164,7 @@ class YouShallNotPass final : public Task {
       const double goal = weight * (k == kWalker ? -gap : gap);
       double* info = out.info + k * width;
       out.reward[k] =
-          static_cast<float>(s.Apply(result[k], weight, shaping_columns_, info) + goal);
+          (s.Apply(result[k], weight, shaping_columns_, info) + goal);
       out.terminated[k] = over;
       info[outcome_] = OutcomeCode(outcome[k]);
       info[to_line_] = ToLine(d);
@@ -174,7 +174,7 @@ class YouShallNotPass final : public Task {
     return stable;
   }
 
-  void Observe(const mjData* d, const double*, float* obs) const override {
+  void Observe(const mjData* d, const double*, double* obs) const override {
     for (int k = 0; k < 2; ++k) obs = bots_.Put(d, k, 1 - k, obs);
   }
 

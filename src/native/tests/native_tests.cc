@@ -166,16 +166,16 @@ void TestEveryTaskSteps() {
     auto task = MakeTask(name);
     World world(task, 1000);
     world.Seed(7);
-    std::vector<float> obs(task->num_agents() * task->obs_dim());
+    std::vector<double> obs(task->num_agents() * task->obs_dim());
     std::vector<double> inf(task->num_agents() * task->info_layout().width());
     world.Reset(obs.data(), inf.data());
     joltgym::Rng rng(3);
-    float reward[8];
+    double reward[8];
     bool term[8], trunc[8];
     for (int t = 0; t < 100; ++t) {
       auto act = RandomActions(*task, 1, rng);
       const bool done = world.Step(act.data(), obs.data(), reward, term, trunc, inf.data());
-      for (float o : obs) CHECK(std::isfinite(o));
+      for (double o : obs) CHECK(std::isfinite(o));
       if (done) world.Reset(obs.data(), inf.data());
     }
   }
