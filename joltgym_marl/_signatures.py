@@ -62,6 +62,7 @@ VECTOR = [
     ("render_world", 0, "the world render() draws, 0 to num_envs - 1"),
     ("width", 480, "frame width in pixels, 16 to 4096"),
     ("height", 480, "frame height in pixels, 16 to 4096"),
+    ("dtype", np.float64, "the observations' and rewards' dtype: float64 (Gymnasium v5's) or float32"),
 ]
 AGENT_VECTOR = [
     ("base_class", "gymnasium", "'gymnasium' (a Gymnasium VectorEnv) or 'stable_baselines3' (an SB3 VecEnv)"),

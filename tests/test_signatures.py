@@ -22,10 +22,11 @@ from joltgym_marl.vector import VECTOR_CLASSES
 def entry_points():
     for spec in SINGLE_AGENT_TASKS:
         yield spec, "core", CORE_CLASSES[spec.name], {"max_episode_steps"}
-        yield spec, "env", ENV_CLASSES[spec.name], {"render_mode", "width", "height"}
+        yield spec, "env", ENV_CLASSES[spec.name], {"render_mode", "width", "height", "camera_id", "camera_name",
+                                                    "default_camera_config", "max_geom", "visual_options", "dtype"}
         yield spec, "vector", VECTOR_CLASSES[spec.name], {"num_envs", "num_threads", "max_episode_steps",
                                                           "autoreset_mode", "copy", "batch_size", "render_mode",
-                                                          "render_world", "width", "height"}
+                                                          "render_world", "width", "height", "dtype"}
     for spec in GAMES:
         module = MULTI_AGENT_ENVS[spec.module_name]
         own = {"max_cycles", "render_mode", "width", "height"}
