@@ -449,6 +449,12 @@ class PyWorldPool {
     // Finalized in a forked child: never destroy a mutex a vanished thread
     // may hold (the pool's threads are abandoned likewise, see ThreadPool).
     if (fork_generation_ != ForkGeneration()) (void)mutex_.release();
+    // The pool goes first: its destructor joins the workers, which may still
+    // be stepping worlds sent and never received, reading actions_ and
+    // writing the result arrays that the members below own (a pool dropped
+    // without close() would otherwise free them under the workers' feet).
+    // Nothing else can hold the mutex now (every call holds a reference).
+    if (pool_) WithoutGil([&] { pool_.reset(); });
   }
 
   // The pool's mutex, with the GIL held (every call takes it through here

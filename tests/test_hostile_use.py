@@ -1,0 +1,71 @@
+"""The newer surfaces under hostile use (issue 25): async pools dropped in
+flight, rendering from threads, lying int subclasses, forks, runaway native
+calls, the RLlib / SB3 adapters, the vector envs' constructors and options.
+
+Anything that could crash or hang runs in a subprocess with a timeout, so
+that it fails the test instead of the test run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from joltgym_marl import WorldPool
+
+
+def run_python(code: str, *, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (warnings as errors) importing the package
+    this test process imported (the sanitized copy, in the sanitized run)."""
+    import joltgym_marl
+
+    package_root = str(Path(joltgym_marl.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-W", "error", "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    return (f"exit code {proc.returncode} (negative: killed by signal {-proc.returncode})\n"
+            f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
+
+
+class Evil(int):
+    """An int whose comparisons lie: every range check written with < or > passes."""
+
+    __lt__ = __gt__ = __le__ = __ge__ = lambda self, other: False  # noqa: E731
+
+
+# -- 1. a pool dropped with worlds in flight ---------------------------------------
+
+
+def test_a_pool_dropped_with_worlds_in_flight_joins_its_workers_first():
+    proc = run_python("""
+        import gc
+        import numpy as np
+        from joltgym_marl import WorldPool
+        for i in range(30):
+            p = WorldPool("humanoid", 16, num_threads=2)
+            p.reset_all(seed=i)
+            p.send(np.zeros((16, 17), np.float32), list(range(16)))
+            del p
+        # The same through the garbage collector (a reference cycle), and with
+        # a batch received and the rest still in flight.
+        for i in range(10):
+            p = WorldPool("ant", 8, num_threads=2, batch_size=2)
+            p.reset_all(seed=i)
+            p.send(np.zeros((8, 8), np.float32), list(range(8)))
+            p.recv()
+            p.cycle = p
+            del p
+            gc.collect()
+        print("ok")
+    """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", describe(proc)
