@@ -880,7 +880,7 @@ def test_other_unreadable_model_paths(tmp_path):
     missing = joltgym_marl.ASSET_DIR / "nonexistent.xml"
     with pytest.raises(FileNotFoundError, match=lit(f"MJCF file '{missing}' does not exist")):
         HalfCheetahCore(xml_file="nonexistent.xml")
-    with pytest.raises(FileNotFoundError, match=lit(f"MJCF file '{tmp_path}' does not exist")):
+    with pytest.raises(ValueError, match=lit(f"MJCF file '{tmp_path}' is a directory (expected a readable model file)")):
         HalfCheetahCore(xml_file=tmp_path)  # a directory, given as a path object
     with pytest.raises(FileNotFoundError, match=lit("MJCF file '' does not exist")):
         HalfCheetahCore(xml_file="")

@@ -53,6 +53,9 @@ struct NullError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A message quotes the caller's input (a path, a keyword's name) cut to a
+// few hundred bytes; this bounds the whole message whatever it quotes.
+constexpr std::size_t kMaxMessage = 4096;
 thread_local std::string t_error;
 thread_local std::string t_warnings;
 
@@ -66,31 +69,31 @@ jg_status Guarded(Body&& body) noexcept {
     body();
     return JG_OK;
   } catch (const BadType& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_TYPE;
   } catch (const joltgym::FileNotFound& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_FILE_NOT_FOUND;
   } catch (const StateError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_STATE;
   } catch (const joltgym::MujocoError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return e.out_of_memory() ? JG_ERR_OUT_OF_MEMORY : JG_ERR_MUJOCO;
   } catch (const BadValue& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_VALUE;
   } catch (const HandleError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_HANDLE;
   } catch (const BusyError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_BUSY;
   } catch (const NullError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_NULL;
   } catch (const BadIndex& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_INDEX;
   } catch (const std::bad_alloc&) {
     t_error = "out of memory";
@@ -98,7 +101,7 @@ jg_status Guarded(Body&& body) noexcept {
   } catch (const std::exception& e) {
     // The core's other runtime errors (a worker thread the system refused)
     // are Python RuntimeErrors: the lifecycle status.
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return dynamic_cast<const std::runtime_error*>(&e) != nullptr ? JG_ERR_STATE : JG_ERR_INTERNAL;
   } catch (...) {
     t_error = "unknown error";

@@ -93,7 +93,7 @@ Params ConvertParams(const std::vector<ParamSpec>& specs,
     }
     if (spec == nullptr) {
       std::ostringstream msg;
-      msg << owner << " got an unexpected keyword argument '" << name << "'; allowed:";
+      msg << owner << " got an unexpected keyword argument '" << ClipMiddle(name) << "'; allowed:";
       for (std::size_t i = 0; i < specs.size(); ++i) msg << (i ? ", " : " ") << specs[i].name;
       throw BadType(msg.str());
     }
