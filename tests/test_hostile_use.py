@@ -69,3 +69,37 @@ def test_a_pool_dropped_with_worlds_in_flight_joins_its_workers_first():
         print("ok")
     """)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", describe(proc)
+
+
+# -- 3. int subclasses that lie ------------------------------------------------------
+
+
+def test_lying_int_subclasses_are_range_checked_by_value():
+    with WorldPool("half_cheetah", 4, num_threads=1) as pool:
+        pool.reset_all(seed=0)
+        before = pool.get_state(0)
+        for call in (lambda: pool.get_state(Evil(10**7)), lambda: pool.reset_one(Evil(10**7)),
+                     lambda: pool.set_state(Evil(-1), *before), lambda: pool.get_state(Evil(-5)),
+                     lambda: pool.set_option("ctrl_cost_weight", 0.1, index=Evil(4))
+                     if "ctrl_cost_weight" in pool.episode_options else pool.reset_one(Evil(4))):
+            with pytest.raises(IndexError, match=r"index should be in \[0, 4\), got"):
+                call()
+        np.testing.assert_array_equal(pool.get_state(0)[0], before[0])
+        # A lying value inside the range is taken by its value.
+        np.testing.assert_array_equal(pool.get_state(Evil(0))[0], before[0])
+    for kwargs, match in (({"frame_skip": Evil(0)}, r"frame_skip should be in \[1, "),
+                          ({"frame_skip": Evil(-3)}, r"frame_skip should be in \[1, "),
+                          ({"frame_skip": Evil(2**40)}, r"frame_skip should be in \[1, ")):
+        with pytest.raises(ValueError, match=match):
+            WorldPool("half_cheetah", 2, **kwargs)
+    for kwargs, match in (({"num_envs": Evil(0)}, "num_envs should be in"),
+                          ({"num_envs": 2, "num_threads": Evil(0)}, "num_threads should be >= 1"),
+                          ({"num_envs": 2, "batch_size": Evil(9)}, r"batch_size should be in \[1, 2\]"),
+                          ({"num_envs": 2, "max_episode_steps": Evil(-1)}, "max_episode_steps should be >= 0")):
+        with pytest.raises(ValueError, match=match):
+            WorldPool("half_cheetah", **kwargs)
+    with WorldPool("half_cheetah", 2) as pool:
+        with pytest.raises(ValueError, match="seed should be a non-negative int"):
+            pool.reset_all(seed=Evil(-1))
+        with pytest.raises(ValueError, match="seed should be a non-negative int"):
+            pool.reset_one(0, seed=Evil(-1))

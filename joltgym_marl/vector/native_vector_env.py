@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from joltgym_marl import rendering
+from joltgym_marl._checks import as_seed
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import SINGLE_AGENT_TASKS, ResetKind, TaskSpec
@@ -282,13 +283,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
 
 
 def _check_seed(seed: Any) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"each seed should be an int or None, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"each seed should be a non-negative int, got {seed!r}")
-    return int(seed)
+    return as_seed(seed, "each seed")
 
 
 def _vector_class(spec: TaskSpec) -> type:

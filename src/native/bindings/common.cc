@@ -30,7 +30,10 @@ SeedWords SeedOrRandom(const py::object& seed) {
                            py::repr(seed).cast<std::string>());
     }
   }
-  const py::int_ value(seed);
+  // An exact int (operator.index), so that an int subclass's own
+  // comparisons and methods take no part in the checks below.
+  const auto value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  if (!value) throw py::error_already_set();
   if (value < py::int_(0)) {
     throw py::value_error("seed should be a non-negative int, got " +
                           py::repr(seed).cast<std::string>());
