@@ -103,3 +103,58 @@ def test_lying_int_subclasses_are_range_checked_by_value():
             pool.reset_all(seed=Evil(-1))
         with pytest.raises(ValueError, match="seed should be a non-negative int"):
             pool.reset_one(0, seed=Evil(-1))
+
+
+# -- 2. rendering from threads ----------------------------------------------------------
+
+RENDER_FROM_THREADS = """
+    import threading
+    import numpy as np
+    import joltgym_marl
+    from joltgym_marl import kick_and_defend_v0, run_to_goal_v0
+    from joltgym_marl.vector import NativeVectorEnv
+
+    def make(which):
+        if which == "native":
+            env = NativeVectorEnv("half_cheetah", 2, num_threads=1, render_mode="rgb_array", width=64, height=48)
+            env.reset(seed=0)
+        elif which == "parallel":
+            env = run_to_goal_v0.parallel_env(render_mode="rgb_array", width=64, height=48)
+            env.reset(seed=0)
+        else:
+            env = kick_and_defend_v0.vec_env(2, num_threads=1, render_mode="rgb_array")
+            env.reset(seed=0)
+        return env
+
+    for which in ("native", "parallel", "vec"):
+        env = make(which)
+        frames, errors = [], []
+
+        def render(count):
+            try:
+                for _ in range(count):
+                    frames.append(env.render())
+            except BaseException as error:  # noqa: BLE001 - reported below
+                errors.append(repr(error))
+
+        # The first frame on another thread than the env's, then two threads at once.
+        first = threading.Thread(target=render, args=(1,))
+        first.start(); first.join()
+        threads = [threading.Thread(target=render, args=(15,)) for _ in range(2)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        render(1)  # and on the main thread again
+        assert not errors, (which, errors[:3])
+        assert len(frames) == 32, (which, len(frames))
+        # The state did not change: every frame is the same picture.
+        for frame in frames[1:]:
+            assert frame.dtype == np.uint8 and frame.std() > 1, which
+            np.testing.assert_array_equal(frame, frames[0])
+        env.close()
+        print(which, "ok", frames[0].shape)
+"""
+
+
+def test_rendering_from_any_thread_one_frame_at_a_time():
+    proc = run_python(RENDER_FROM_THREADS, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.count(" ok ") == 3, describe(proc)

@@ -109,14 +109,13 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self._check_open()
         if self.render_mode is None:
             return None
-        if self._renderer is None:
-            self._renderer = rendering.renderer_for(self._world, self.width, self.height,
-                                                    agent_prefix=self.agent_prefix)
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(
+            self._world, self.width, self.height, agent_prefix=self.agent_prefix))
         qpos, qvel = self._world.get_state()
         if self.render_mode == "human":
-            self._renderer.show(qpos, qvel)
+            renderer.show(qpos, qvel)
             return None
-        return self._renderer.render(qpos, qvel)
+        return renderer.render(qpos, qvel)
 
     def close(self) -> None:
         if self._renderer is not None:

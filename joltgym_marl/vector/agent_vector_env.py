@@ -281,10 +281,9 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         pool = self._check_open()
         if self.render_mode is None:
             return None
-        if self._renderer is None:
-            prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
-            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=prefix)
-        return self._renderer.render(*pool.get_state(self.render_world))
+        prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, 640, 480, agent_prefix=prefix))
+        return renderer.render(*pool.get_state(self.render_world))
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:

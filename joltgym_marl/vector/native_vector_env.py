@@ -249,13 +249,12 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         pool = self._open()
         if self.render_mode is None:
             return None
-        if self._renderer is None:
-            self._renderer = rendering.renderer_for(pool, *self._render_size)
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, *self._render_size))
         qpos, qvel = pool.get_state(self.render_world)
         if self.render_mode == "human":
-            self._renderer.show(qpos, qvel)
+            renderer.show(qpos, qvel)
             return None
-        return self._renderer.render(qpos, qvel)
+        return renderer.render(qpos, qvel)
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:

@@ -208,9 +208,8 @@ def _sb3_class() -> type:
             pool = self._open()
             if self.render_mode is None:
                 return None
-            if self._renderer is None:
-                self._renderer = rendering.renderer_for(pool, *self._render_size)
-            return self._renderer.render(*pool.get_state(index))
+            renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, *self._render_size))
+            return renderer.render(*pool.get_state(index))
 
         # -- helpers -------------------------------------------------------------
 
