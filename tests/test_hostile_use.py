@@ -158,3 +158,81 @@ RENDER_FROM_THREADS = """
 def test_rendering_from_any_thread_one_frame_at_a_time():
     proc = run_python(RENDER_FROM_THREADS, timeout=300)
     assert proc.returncode == 0 and proc.stdout.count(" ok ") == 3, describe(proc)
+
+
+# -- 5. runaway native calls --------------------------------------------------------------
+
+
+def test_frame_skip_is_bounded():
+    for task in ("half_cheetah", "sumo", "cheetah_race"):
+        with pytest.raises(ValueError, match=r"frame_skip should be in \[1, 1000\], got 1048576"):
+            WorldPool(task, 1, frame_skip=2**20)
+    with WorldPool("half_cheetah", 1, frame_skip=1000) as pool:  # the largest sane value still works
+        pool.reset_all(seed=0)
+        pool.step_all(np.zeros((1, 6), np.float32))
+        assert np.isfinite(pool.obs).all()
+
+
+INTERRUPTED = """
+    import signal, time
+    import numpy as np
+    from joltgym_marl import WorldPool
+
+    pool = WorldPool("humanoid", {num_envs}, num_threads={threads}, frame_skip=1000)
+    pool.reset_all(seed=0)
+    before = [pool.get_state(i)[0].copy() for i in range(pool.num_envs)]
+
+    class Alarm(Exception):
+        pass
+
+    def on_alarm(signum, frame):
+        raise Alarm()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    started = time.monotonic()
+    try:
+        pool.step_all(np.zeros((pool.num_envs, 17), np.float32))
+    except Alarm:
+        elapsed = time.monotonic() - started
+    else:
+        raise SystemExit("step_all was not interrupted")
+    # Each world either stepped whole or is as it was; the pool still works.
+    stepped = sum(not np.array_equal(pool.get_state(i)[0], before[i]) for i in range(pool.num_envs))
+    assert 0 < stepped < pool.num_envs, stepped
+    pool.reset_all(seed=1)
+    assert np.isfinite(pool.obs).all()
+
+    # A handler that calls back into the interrupted pool is refused (not a deadlock).
+    def reenter(signum, frame):
+        pool.get_state(0)
+
+    signal.signal(signal.SIGALRM, reenter)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        pool.step_all(np.zeros((pool.num_envs, 17), np.float32))
+    except RuntimeError as error:
+        assert "signal handler" in str(error), error
+    else:
+        raise SystemExit("the reentrant handler was not refused")
+    # Ctrl-C: the default handler's KeyboardInterrupt.
+    signal.signal(signal.SIGALRM, lambda s, f: signal.raise_signal(signal.SIGINT))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        pool.step_all(np.zeros((pool.num_envs, 17), np.float32))
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise SystemExit("Ctrl-C did not interrupt step_all")
+    pool.close()
+    print("interrupted after", round(elapsed, 2))
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_long_step_all_is_interrupted_by_a_signal(threads):
+    # 200 humanoid worlds of 1000 mj_steps each: far longer than the alarm.
+    proc = run_python(INTERRUPTED.format(num_envs=200, threads=threads), timeout=240)
+    assert proc.returncode == 0 and "interrupted after" in proc.stdout, describe(proc)
+    elapsed = float(proc.stdout.split("interrupted after")[1])
+    assert elapsed < 3.0, proc.stdout

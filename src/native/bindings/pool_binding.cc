@@ -102,6 +102,9 @@ class PyWorldPool {
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
+    // A long reset_all() / step_all() on the main thread notices signals
+    // (Ctrl-C, SIGALRM): see PollSignals.
+    pool_->SetInterruptPoll([](void* self) { return PollSignals(self); }, this);
     recv_.obs = recv_obs_.mutable_data();
     recv_.reward = recv_reward_.mutable_data();
     recv_.terminated = recv_terminated_.mutable_data();
@@ -460,6 +463,13 @@ class PyWorldPool {
   // The pool's mutex, with the GIL held (every call takes it through here
   // before releasing the GIL, so a forked child replaces it only once).
   std::mutex& Mutex() {
+    // A signal handler run by this pool's own reset_all() / step_all() (see
+    // PollSignals) while it holds the lock: waiting for it would never end.
+    if (IsPolling(this)) {
+      throw StateError("WorldPool called from a signal handler that interrupted its own "
+                       "reset_all() or step_all(); expected the handler to leave this pool "
+                       "alone (raise, and use the pool once the call has returned)");
+    }
     const std::uint64_t generation = ForkGeneration();
     if (generation != fork_generation_) {
       (void)mutex_.release();

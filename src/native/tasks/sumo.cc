@@ -481,7 +481,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost (shaping)"),
       OptionalFloatParam("reset_noise_scale", NAN,
                          "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, kMaxFrameSkip),
       StringParam("xml_file", "", "robot MJCF; '': the robot's (ant.xml / humanoid.xml)"),
       StringParam("arena_file", "",
                   "arena MJCF; '': the robot's (sumo_arena.xml / humanoid_arena.xml)"),
