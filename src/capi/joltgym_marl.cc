@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "fork_guard.h"
 #include "json_value.h"
 #include "mujoco_errors.h"
 #include "task.h"
@@ -336,6 +337,10 @@ struct PoolState {
   jg_buffers batch_own{}, batch_current{};
   std::unique_ptr<std::int32_t[]> batch_ids_own;
   std::int32_t* batch_ids = nullptr;
+  // The fork generation (fork_guard.h) the pool last ran in: a call in a
+  // forked child first forgets the worlds in flight at the fork (lost: the
+  // workers stepping them do not exist there), as the Python binding does.
+  std::uint64_t fork_generation = joltgym::ForkGeneration();
 };
 
 // Handles: slot + 1 in the low 32 bits, the slot's generation in the high
@@ -415,6 +420,10 @@ std::unique_lock<std::mutex> Enter(PoolState& state, const char* call) {
                     "expected one call at a time per pool (use one pool per thread, or a lock)");
   }
   if (!state.pool) throw StateError("WorldPool is closed; expected an open pool (create a new one)");
+  if (state.fork_generation != joltgym::ForkGeneration()) {
+    state.pool->AbandonInFlight();
+    state.fork_generation = joltgym::ForkGeneration();
+  }
   return lock;
 }
 

@@ -300,6 +300,13 @@ void SendIdChecker::Check(const WorldPool& pool, const int* ids, int count) {
 std::string NotReceivableMessage(const WorldPool& pool, int batch_size) {
   const int in_flight = pool.in_flight();
   if (in_flight == 0) {
+    int lost = 0;
+    for (int i = 0; i < pool.num_envs(); ++i) lost += pool.lost(i) ? 1 : 0;
+    if (lost > 0) {
+      return "recv() called with no worlds in flight: the " + std::to_string(lost) +
+             " worlds in flight when this process forked were lost (their steps ran in the "
+             "parent); expected reset_all() (or async_reset()) first";
+    }
     return "recv() called with no worlds in flight; expected send(actions, env_ids) (or "
            "async_reset()) first";
   }
