@@ -236,3 +236,42 @@ def test_a_long_step_all_is_interrupted_by_a_signal(threads):
     assert proc.returncode == 0 and "interrupted after" in proc.stdout, describe(proc)
     elapsed = float(proc.stdout.split("interrupted after")[1])
     assert elapsed < 3.0, proc.stdout
+
+
+# -- 7. the agent SB3 VecEnv --------------------------------------------------------------
+
+
+def test_the_agent_sb3_vec_env_checks_its_arguments():
+    from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
+
+    env = make_agent_vec_env("cheetah_race", 2, base_class="stable_baselines3", num_threads=1)
+    try:
+        rows = env.num_envs  # 2 worlds x 2 agents
+        assert env.get_attr("num_worlds", indices=[0, -1]) == [2, 2]
+        for indices, error, match in ((rows, IndexError, rf"indices should be ints in \[0, {rows}\), got {rows} \(negative"),
+                                      ([0, 99], IndexError, rf"indices should be ints in \[0, {rows}\), got 99"),
+                                      ("0", TypeError, "indices should be None, an int or a sequence of ints"),
+                                      ([True], TypeError, "indices should be ints"),
+                                      (Evil(10**7), IndexError, "indices should be ints in")):
+            with pytest.raises(error, match=match):
+                env.get_attr("num_worlds", indices=indices)
+            with pytest.raises(error, match=match):
+                env.env_is_wrapped(object, indices=indices)
+        with pytest.raises(ValueError, match="set_attr\\('tag'\\) should address all 4 rows"):
+            env.set_attr("tag", 1, indices=[0])
+        assert not hasattr(env, "tag")
+        env.set_attr("tag", 1)
+        assert env.get_attr("tag") == [1] * rows
+        for seed, error in ((-1, ValueError), (Evil(-1), ValueError), (1.5, TypeError), (True, TypeError)):
+            with pytest.raises(error, match="seed should be"):
+                env.seed(seed)
+        env.reset()
+        with pytest.raises(RuntimeError, match=r"step_wait\(\) was called without step_async"):
+            env.step_wait()
+        env.step_async(np.zeros((rows, 6), np.float32))
+        obs, rewards, dones, infos = env.step_wait()
+        assert obs.shape == (rows, env.observation_space.shape[0]) and len(infos) == rows
+        with pytest.raises(RuntimeError, match=r"step_wait\(\) was called without step_async"):
+            env.step_wait()  # the actions were used once
+    finally:
+        env.close()

@@ -30,6 +30,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from joltgym_marl import rendering
+from joltgym_marl._checks import as_index, as_indices, as_int, as_seed
 from joltgym_marl._lifecycle import Reconstructible, restore
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import TASKS, ResetKind
@@ -319,10 +320,14 @@ def _sb3_class():
             self._actions = actions
 
         def step_wait(self):
-            obs, rewards, terminations, truncations, infos = self._step_rows(self._actions)
+            if self._actions is None:
+                raise _core.StateError("step_wait() was called without step_async(actions) before it")
+            actions, self._actions = self._actions, None
+            obs, rewards, terminations, truncations, infos = self._step_rows(actions)
             return obs, rewards, terminations | truncations, infos
 
         def seed(self, seed: int | None = None):
+            seed = as_seed(seed)
             self._seed = seed
             return [None if seed is None else seed + i for i in range(self.num_worlds)]
 
@@ -333,6 +338,9 @@ def _sb3_class():
             return [getattr(self, attr_name)] * len(self._indices(indices))
 
         def set_attr(self, attr_name, value, indices=None) -> None:
+            if len(set(self._indices(indices))) != self.num_envs:
+                raise ValueError(f"set_attr({attr_name!r}) should address all {self.num_envs} rows "
+                                 f"(their attributes are shared), got indices {indices!r}")
             setattr(self, attr_name, value)
 
         def env_method(self, method_name, *args, indices=None, **kwargs):
@@ -342,12 +350,8 @@ def _sb3_class():
         def env_is_wrapped(self, wrapper_class, indices=None):
             return [False] * len(self._indices(indices))
 
-        def _indices(self, indices):
-            if indices is None:
-                return range(self.num_envs)
-            if isinstance(indices, int):
-                return [indices]
-            return indices
+        def _indices(self, indices) -> list[int]:
+            return as_indices(indices, self.num_envs)
 
         def __reduce__(self):
             # A class made on first use: pickled through the factory, not by reference.
