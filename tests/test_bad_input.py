@@ -704,7 +704,7 @@ def test_bad_autoreset_mode_and_task():
     with pytest.raises(ValueError, match=lit("autoreset_mode should be 'next_step' or 'same_step', got 'bogus'")):
         WorldPool("half_cheetah", 2, autoreset_mode="bogus")
     with pytest.raises(ValueError, match=lit("autoreset_mode should be AutoresetMode.NEXT_STEP or "
-                                             "AutoresetMode.SAME_STEP, got 'bogus'")):
+                                             "AutoresetMode.SAME_STEP (or 'next_step', 'same_step'), got 'bogus'")):
         make_vec(2, autoreset_mode="bogus")
     with pytest.raises(ValueError, match=lit("got <AutoresetMode.DISABLED")):
         make_vec(2, autoreset_mode=AutoresetMode.DISABLED)

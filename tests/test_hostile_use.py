@@ -275,3 +275,78 @@ def test_the_agent_sb3_vec_env_checks_its_arguments():
             env.step_wait()  # the actions were used once
     finally:
         env.close()
+
+
+# -- 8. vector env constructors, autoreset_mode, mixed recv batches ----------------------------
+
+
+CONSTRUCTOR_GC = """
+    import gc, threading
+    from joltgym_marl.vector import AgentVectorEnv, NativeVectorEnv
+    before = threading.active_count()
+    for make in (lambda: NativeVectorEnv("cheetah_race", 2, num_threads=2),          # 2 agents
+                 lambda: NativeVectorEnv("half_cheetah", 2, num_threads=2, render_world=5),
+                 lambda: AgentVectorEnv("cheetah_race", 2, num_threads=2, render_world=5)):
+        try:
+            make()
+        except ValueError as error:
+            print("refused:", str(error)[:60])
+        gc.collect()
+    import joltgym_marl._core as core
+    pools = [o for o in gc.get_objects() if isinstance(o, core.WorldPool) and not o.closed]
+    assert not pools, pools
+    print("open pools:", len(pools))
+"""
+
+
+def test_a_rejected_vector_env_constructor_leaves_nothing_behind():
+    proc = run_python(CONSTRUCTOR_GC)
+    assert proc.returncode == 0 and proc.stdout.count("refused:") == 3, describe(proc)
+    # No second traceback from the garbage collector (an exception ignored in __del__).
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, describe(proc)
+
+
+def test_autoreset_mode_in_the_native_spelling():
+    from gymnasium.vector import AutoresetMode
+
+    from joltgym_marl.vector import AgentVectorEnv, NativeVectorEnv
+
+    env = NativeVectorEnv("half_cheetah", 2, num_threads=1, autoreset_mode="same_step")
+    assert env.autoreset_mode is AutoresetMode.SAME_STEP and env.pool.autoreset_mode == "same_step"
+    env.close()
+    env = NativeVectorEnv("half_cheetah", 2, num_threads=1, autoreset_mode="next_step")
+    assert env.autoreset_mode is AutoresetMode.NEXT_STEP
+    env.close()
+    with pytest.raises(ValueError, match="autoreset_mode should be"):
+        NativeVectorEnv("half_cheetah", 2, autoreset_mode="sometimes")
+    env = AgentVectorEnv("cheetah_race", 2, num_threads=1, autoreset_mode="same_step")
+    assert env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    env.close()
+    with pytest.raises(ValueError, match="autoreset_mode should be AutoresetMode.SAME_STEP"):
+        AgentVectorEnv("cheetah_race", 2, autoreset_mode="next_step")
+
+
+def test_agent_vector_env_recv_decodes_reset_and_stepped_worlds_each_as_theirs():
+    from joltgym_marl.vector import AgentVectorEnv
+
+    env = AgentVectorEnv("sumo", 4, num_threads=1, batch_size=2)
+    try:
+        env.async_reset(seed=0)
+        env.recv()  # worlds 0, 1: reset
+        env.send(np.zeros((4, env.single_action_space.shape[0]), np.float32), [0, 1])
+        # Worlds 2, 3 (reset) and 0, 1 (stepped) are in flight; the next batches
+        # hold two of them, whichever finish first: gather all of them.
+        seen = {}
+        for _ in range(2):
+            _, _, _, _, infos = env.recv()
+            for k, world in enumerate(infos.env_ids):
+                seen[int(world)] = infos[k * env.num_agents]
+        reset_keys = set(env.pool.info_decoder.row(env.pool.infos[0, 0], reset=True))
+        step_keys = set(env.pool.info_decoder.row(env.pool.infos[0, 0], reset=False))
+        assert reset_keys != step_keys
+        for world in (2, 3):
+            assert set(seen[world]) - {"env_id"} == reset_keys, world
+        for world in (0, 1):
+            assert set(seen[world]) - {"env_id"} == step_keys, world
+    finally:
+        env.close()

@@ -40,13 +40,13 @@ from joltgym_marl.vector._rows import flat_rows
 class AgentInfos(Sequence):
     """The per-row info dicts of one step, materialized on access."""
 
-    def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool = False,
+    def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool | np.ndarray = False,
                  ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
                  truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
                  unstable: np.ndarray | None = None, env_ids: np.ndarray | None = None):
         self._decoder = decoder  # the task's InfoDecoder
         self._rows = rows  # [num_rows, info_width], a snapshot
-        self._reset = reset
+        self._reset = reset if isinstance(reset, bool) else np.array(reset, dtype=bool)  # or per world
         self._agents = agents
         self._ended = ended  # [worlds] or None
         self._final_obs = final_obs  # [num_rows, obs_dim] snapshot or None
@@ -81,8 +81,9 @@ class AgentInfos(Sequence):
         return info
 
     def _build(self, index: int) -> dict[str, Any]:
-        info = self._decoder.row(self._rows[index], reset=self._reset)
         world = index // self._agents
+        reset = self._reset if isinstance(self._reset, bool) else bool(self._reset[world])
+        info = self._decoder.row(self._rows[index], reset=reset)
         if self.env_ids is not None:
             info["env_id"] = int(self.env_ids[world])
         if self._ended is not None and self._ended[world]:
@@ -104,10 +105,7 @@ class _AgentRows:
         # Same rule as the PettingZoo env's max_cycles (the pool itself would
         # take 0 as "no limit").
         if max_cycles is not None:
-            if isinstance(max_cycles, (bool, np.bool_)) or not isinstance(max_cycles, (int, np.integer)):
-                raise TypeError(f"max_cycles should be an int or None, got {type(max_cycles).__name__} {max_cycles!r}")
-            if max_cycles < 1:
-                raise ValueError(f"max_cycles should be >= 1, got {max_cycles}")
+            max_cycles = as_int(max_cycles, "max_cycles", 1)
         self._pool = _core.WorldPool(game, num_worlds, num_threads=num_threads,
                                      max_episode_steps=max_cycles, autoreset_mode="same_step",
                                      **kwargs)
@@ -129,7 +127,7 @@ class _AgentRows:
         return rows
 
     def _check_open(self):
-        if self._pool.closed:
+        if self._pool is None or self._pool.closed:
             raise _core.StateError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
         return self._pool
 
@@ -165,7 +163,8 @@ class _AgentRows:
         any_ended = bool(ended.any())
         infos = AgentInfos(
             self._decoder, pool.recv_infos.reshape(rows, -1).copy(), agents,
-            reset=bool((pool.recv_reset_kind == ResetKind.RESET).all()),
+            # Per world: a batch may mix worlds reset (async_reset) and stepped.
+            reset=pool.recv_reset_kind == ResetKind.RESET,
             ended=ended if any_ended else None,
             final_obs=pool.recv_final_obs.reshape(rows, -1).copy() if any_ended else None,
             truncated=truncations.copy(), terminated=terminations.copy(),
@@ -230,18 +229,29 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
                  max_cycles: int | None = 1000, copy: bool = True, batch_size: int | None = None,
-                 render_mode: str | None = None, render_world: int = 0, **kwargs: Any):
+                 render_mode: str | None = None, render_world: int = 0,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP, **kwargs: Any):
+        # Set first: a constructor that raises leaves an object whose __del__
+        # (VectorEnv's, which calls close()) still finds what close() reads.
+        self._pool = None
+        self._renderer = None
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
+        if autoreset_mode not in (AutoresetMode.SAME_STEP, "same_step", AutoresetMode.SAME_STEP.value):
+            raise ValueError("autoreset_mode should be AutoresetMode.SAME_STEP (or 'same_step'): the agent rows "
+                             f"reset an ended world in the same step, as SuperSuit does; got {autoreset_mode!r}")
         self._remember(game=game, num_worlds=num_worlds, num_threads=num_threads, max_cycles=max_cycles,
                        copy=copy, batch_size=batch_size, render_mode=render_mode,
                        render_world=render_world, **kwargs)
         self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy,
                                     dict(kwargs, batch_size=batch_size))
+        try:
+            self.render_world = rendering.check_render_world(render_world, self.num_worlds)
+        except BaseException:
+            self._pool.close()  # a rejected constructor leaves no pool (nor threads) behind
+            raise
         self.batch_size = self._pool.batch_size
         self.render_mode = render_mode
-        self.render_world = rendering.check_render_world(render_world, self.num_worlds)
-        self._renderer = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
         self.observation_space = self.single_observation_space = self.agent_observation_space
         self.action_space = self.single_action_space = self.agent_action_space
@@ -290,7 +300,8 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 

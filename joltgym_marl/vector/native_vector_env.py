@@ -24,17 +24,20 @@ from joltgym_marl.registry import SINGLE_AGENT_TASKS, ResetKind, TaskSpec
 from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
+# WorldPool's and the C API's spelling, taken here too.
+_NATIVE_NAMES = {name: mode for mode, name in _MODES.items()}
 
 
 def _parse_mode(mode: Any) -> AutoresetMode:
     if isinstance(mode, str):
         try:
-            mode = AutoresetMode(mode)
+            mode = _NATIVE_NAMES.get(mode) or AutoresetMode(mode)
         except ValueError:
             pass
     if mode not in _MODES:
         raise ValueError(
-            f"autoreset_mode should be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP, got {mode!r}"
+            "autoreset_mode should be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP (or 'next_step', "
+            f"'same_step'), got {mode!r}"
         )
     return mode
 
@@ -76,14 +79,19 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         height: int = 480,
         **kwargs: Any,
     ):
+        # Set first: a constructor that raises leaves an object whose __del__
+        # (VectorEnv's, which calls close()) still finds what close() reads.
+        self._pool = None
+        self._renderer = None
         rendering.check_render_mode(render_mode)
         rendering.require_display_for_human(render_mode)
+        self._render_size = rendering.check_render_size(width, height)
         mode = _parse_mode(autoreset_mode)
         self._remember(task=task, num_envs=num_envs, num_threads=num_threads,
                        max_episode_steps=max_episode_steps, autoreset_mode=mode, copy=copy,
                        batch_size=batch_size, render_mode=render_mode, render_world=render_world, width=width,
                        height=height, **kwargs)
-        self._pool = _core.WorldPool(
+        pool = _core.WorldPool(
             task,
             num_envs,
             num_threads=num_threads,
@@ -92,17 +100,23 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             batch_size=batch_size,
             **kwargs,
         )
-        pool = self._pool
+        try:
+            self._build(pool, task, copy, render_mode, render_world, mode)
+        except BaseException:
+            pool.close()  # a rejected constructor leaves no pool (nor threads) behind
+            raise
+
+    def _build(self, pool, task: str, copy: bool, render_mode: str | None, render_world: Any,
+               mode: AutoresetMode) -> None:
         if pool.num_agents != 1:
             raise ValueError(
                 f"task {task!r} has {pool.num_agents} agents; NativeVectorEnv expects a single-agent task"
             )
+        self.render_world = rendering.check_render_world(render_world, pool.num_envs)
+        self._pool = pool
         self.num_envs = pool.num_envs
         self.copy = copy
         self.render_mode = render_mode
-        self.render_world = rendering.check_render_world(render_world, pool.num_envs)
-        self._render_size = (width, height)
-        self._renderer = None
         self.autoreset_mode = mode  # as Gymnasium's SyncVectorEnv has it (TorchRL's GymWrapper reads it)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode,
                          "render_modes": rendering.available_render_modes(),
@@ -260,7 +274,8 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
     # -- helpers -------------------------------------------------------------------
 
@@ -270,7 +285,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         return self._pool
 
     def _open(self):
-        self._closed = self._pool.closed
+        self._closed = self._pool is None or self._pool.closed
         self._check_open()
         return self._pool
 
