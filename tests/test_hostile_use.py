@@ -350,3 +350,25 @@ def test_agent_vector_env_recv_decodes_reset_and_stepped_worlds_each_as_theirs()
             assert set(seen[world]) - {"env_id"} == step_keys, world
     finally:
         env.close()
+
+
+# -- 9. render arguments at construction ----------------------------------------------------
+
+
+@pytest.mark.parametrize("size, error", [(0, ValueError), (-1, ValueError), (10**9, ValueError),
+                                         ("64", TypeError), (None, TypeError), (64.0, TypeError),
+                                         (Evil(10**9), ValueError)])
+def test_render_sizes_are_checked_by_every_constructor(size, error):
+    import gymnasium as gym
+
+    from joltgym_marl import cheetah_race_v0
+    from joltgym_marl.vector import NativeVectorEnv, make_sb3_vec_env
+
+    makers = [lambda **k: gym.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", **k),
+              lambda **k: cheetah_race_v0.parallel_env(render_mode="rgb_array", **k),
+              lambda **k: NativeVectorEnv("half_cheetah", 1, num_threads=1, render_mode="rgb_array", **k),
+              lambda **k: make_sb3_vec_env("half_cheetah", 1, num_threads=1, render_mode="rgb_array", **k)]
+    for make in makers:
+        for name in ("width", "height"):
+            with pytest.raises(error, match=f"{name} should be"):
+                make(**{name: size})

@@ -32,7 +32,7 @@ class NativeMujocoEnv(Reconstructible, gym.Env):
         rendering.check_render_mode(render_mode)
         rendering.require_display_for_human(render_mode)
         self.render_mode = render_mode
-        self.width, self.height = width, height
+        self.width, self.height = rendering.check_render_size(width, height)
         self._remember(render_mode=render_mode, width=width, height=height, **kwargs)
         self._core = _core.SingleAgentCore(self.task, max_episode_steps=None, **kwargs)
         self._renderer = None

@@ -31,10 +31,12 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
 
     def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, width: int = 640,
                  height: int = 480, **kwargs: Any):
+        self._renderer = None
+        # render_mode="human" is taken without a display (PettingZoo's render_test
+        # constructs every env so, to read its render_modes); render() refuses it.
         rendering.check_render_mode(render_mode)
         self.render_mode = render_mode
-        self.width, self.height = width, height
-        self._renderer = None
+        self.width, self.height = rendering.check_render_size(width, height)
         self._remember(max_cycles=max_cycles, render_mode=render_mode, width=width, height=height, **kwargs)
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
