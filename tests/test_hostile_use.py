@@ -372,3 +372,48 @@ def test_render_sizes_are_checked_by_every_constructor(size, error):
         for name in ("width", "height"):
             with pytest.raises(error, match=f"{name} should be"):
                 make(**{name: size})
+
+
+# -- 10. option names and values, files ------------------------------------------------------
+
+
+def test_option_names_and_values_are_checked_whole():
+    with WorldPool("sumo", 2, num_threads=1, ring_radius=None) as pool:  # a ring drawn per episode
+        pool.reset_all(seed=0)
+        assert {"shaping_weight", "ring_radius_limit"} <= set(pool.episode_options)
+        for name in ("shaping_weight\0junk", "shaping_weight\0", "\0"):
+            with pytest.raises(ValueError, match="unknown option"):
+                pool.set_option(name, 0.5)
+        with pytest.raises(ValueError, match="an option name should be text that UTF-8 can encode"):
+            pool.set_option("shaping\ud800", 0.5)
+        with pytest.raises(TypeError, match="name should be a str"):
+            pool.set_option(b"shaping_weight", 0.5)
+        for value in (1 + 0j, np.complex128(1), complex(0.5, 0), True, np.bool_(False), "0.5", None,
+                      10**400, float("nan")):
+            with pytest.raises(ValueError, match="option 'shaping_weight' should be a finite real number"):
+                pool.set_option("shaping_weight", value)
+        # ring_radius_limit below min_ring_radius would be clamped up to it.
+        low = pool.kwargs.get("min_ring_radius", 2.5)
+        for limit in (0.0, -1.0, low - 0.5):
+            with pytest.raises(ValueError, match=r"option 'ring_radius_limit' should be in \[2.5, "):
+                pool.set_option("ring_radius_limit", limit)
+        pool.set_option("ring_radius_limit", low)
+        # set_options: every option checked before any is set.
+        with pytest.raises(ValueError, match="unknown option 'nope'"):
+            pool.set_options({"shaping_weight": 0.25, "nope": 1.0})
+    with pytest.raises(ValueError, match="a keyword argument name should be text that UTF-8 can encode"):
+        WorldPool("sumo", 1, **{"\ud800": 1})
+
+
+def test_a_directory_as_xml_file_is_named_as_one(tmp_path):
+    with pytest.raises(ValueError, match=f"MJCF file '{tmp_path}' is a directory"):
+        WorldPool("half_cheetah", 1, xml_file=str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        WorldPool("half_cheetah", 1, xml_file=str(tmp_path / "missing.xml"))
+    long_path = "/" + "x" * 1_000_000 + ".xml"
+    with pytest.raises(FileNotFoundError) as caught:
+        WorldPool("half_cheetah", 1, xml_file=long_path)
+    assert len(str(caught.value)) < 1000 and "bytes cut" in str(caught.value)
+    undecodable = os.fsdecode(b"/no/such/\xff.xml")  # a surrogate escape, as os.listdir gives it
+    with pytest.raises(FileNotFoundError, match=r"MJCF file '/no/such/\\xff.xml' does not exist"):
+        WorldPool("half_cheetah", 1, xml_file=undecodable)

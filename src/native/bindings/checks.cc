@@ -244,7 +244,10 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
   std::vector<std::string> names;
   inputs.reserve(py::len(kwargs));
   for (auto item : kwargs) {
-    names.push_back(py::str(item.first).cast<std::string>());
+    if (!py::isinstance<py::str>(item.first)) {
+      throw py::type_error(owner + " keyword names should be str, got " + ClipMiddle(Repr(item.first)));
+    }
+    names.push_back(Utf8(item.first, "a keyword argument name"));
     inputs.emplace_back(item.second);
   }
   std::vector<std::pair<std::string, const ParamInput*>> given;

@@ -286,10 +286,20 @@ class PyWorldPool {
 
   // The value is converted (which may run Python code: a __float__ that
   // calls back into this pool) before the lock is taken.
-  void SetOption(const std::string& name, py::handle value, py::handle index) {
+  void SetOption(py::handle name, py::handle value, py::handle index) {
     Open();
+    if (!py::isinstance<py::str>(name)) {
+      throw py::type_error("name should be a str (an option name), got " +
+                           ClipRepr(py::repr(name).cast<std::string>()));
+    }
     py::dict options;
-    options[name.c_str()] = value;
+    options[name] = value;  // the str itself: a NUL in it is part of the name
+    SetOptions(options, index);
+  }
+
+  // Every option is checked before any is written: all or none.
+  void SetOptions(const py::object& options, py::handle index) {
+    Open();
     const auto writes = ConvertOptions(*task_, options);
     const int only = index.is_none() ? -1 : CheckIndex(index);
     std::mutex& mutex = Mutex();
@@ -617,12 +627,15 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
       .def_readonly("recv_elapsed_steps", &PyWorldPool::recv_elapsed_)
       .def("get_state", &PyWorldPool::GetState, py::arg("index"))
       .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
-      .def("set_option", [](PyWorldPool& s, const std::string& name, py::handle value, py::handle index) {
+      .def("set_option", [](PyWorldPool& s, py::handle name, py::handle value, py::handle index) {
              s.Open();
              s.SetOption(name, value, index);
            }, py::arg("name"), py::arg("value"), py::kw_only(), py::arg("index") = py::none(),
            "Sets an episode option (e.g. shaping_weight) for every world, or for world `index`; "
            "it applies from the next step on.")
+      .def("set_options", &PyWorldPool::SetOptions, py::arg("options"), py::kw_only(),
+           py::arg("index") = py::none(),
+           "set_option for each item of the dict `options`, all checked before any is set.")
       .def_property_readonly("episode_options", [](const PyWorldPool& s) { return OptionNames(s.Open().task()); })
       .def("close", &PyWorldPool::Close, "Joins the threads and frees the worlds; idempotent.")
       .def("__enter__", [](py::object self) { return self; })

@@ -178,7 +178,8 @@ class Sumo final : public Task {
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(kScratch);
     AddEpisodeOption("shaping_weight", kShapingWeight);
-    if (drawn_radius_) AddEpisodeOption("ring_radius_limit", kRadiusLimit);
+    // A limit below min_ring_radius would be clamped up to it: refused instead.
+    if (drawn_radius_) AddEpisodeOption("ring_radius_limit", kRadiusLimit, min_radius_);
     InfoLayout& info = mutable_info();
     outcome_ = info.AddLabel("outcome", OutcomeLabels(), /*at_reset=*/true);
     distance_to_edge_ = info.AddAtReset("distance_to_edge");
