@@ -417,3 +417,63 @@ def test_a_directory_as_xml_file_is_named_as_one(tmp_path):
     undecodable = os.fsdecode(b"/no/such/\xff.xml")  # a surrogate escape, as os.listdir gives it
     with pytest.raises(FileNotFoundError, match=r"MJCF file '/no/such/\\xff.xml' does not exist"):
         WorldPool("half_cheetah", 1, xml_file=undecodable)
+
+
+# -- 11. misaligned arrays, set_state on an ended world ----------------------------------------
+
+
+def misaligned(values: np.ndarray) -> np.ndarray:
+    """A copy of `values` at an odd address (NumPy flags it not aligned)."""
+    raw = np.zeros(values.nbytes + 1, np.uint8)
+    view = raw[1:].view(values.dtype).reshape(values.shape)
+    view[...] = values
+    assert not view.flags.aligned
+    return view
+
+
+def test_misaligned_arrays_are_read_by_copy():
+    with WorldPool("half_cheetah", 2, num_threads=1) as pool:
+        pool.reset_all(seed=0)
+        qpos, qvel = pool.get_state(0)
+        pool.set_state(1, misaligned(qpos + 0.01), misaligned(qvel))
+        np.testing.assert_allclose(pool.get_state(1)[0], qpos + 0.01)
+        actions = np.full((2, 6), 0.5, np.float32)
+        pool.step_all(misaligned(actions))
+        reference = WorldPool("half_cheetah", 2, num_threads=1)
+        reference.reset_all(seed=0)
+        reference.set_state(1, qpos + 0.01, qvel)
+        reference.step_all(actions)
+        np.testing.assert_array_equal(pool.obs, reference.obs)
+        reference.close()
+        pool.send(misaligned(actions), misaligned(np.array([1, 0], np.int64)))
+        ids = pool.recv()[0]
+        assert sorted(ids.tolist()) == [0, 1]
+        decoder = pool.info_decoder
+        rows = misaligned(np.ascontiguousarray(pool.infos[:, 0, :]))
+        assert decoder.rows(rows, reset=False) == decoder.rows(np.ascontiguousarray(pool.infos[:, 0, :]), reset=False)
+        # Bytes that are not 0 or 1 in a bool mask, and values no integer holds.
+        mask = np.frombuffer(bytes([2, 0]), dtype=np.bool_)
+        rows = np.full((2, pool.infos.shape[2]), 1e300)
+        rows[1] = np.nan
+        decoder.columns(rows, mask, mask)
+        decoder.rows(rows, reset=True)
+
+
+def test_set_state_on_a_world_waiting_for_its_auto_reset_is_refused():
+    with WorldPool("inverted_pendulum", 1, num_threads=1, max_episode_steps=2) as pool:
+        pool.reset_all(seed=0)
+        pool.step_all(np.zeros((1, 1), np.float32))
+        pool.step_all(np.zeros((1, 1), np.float32))
+        assert pool.truncations.all()
+        qpos, qvel = pool.get_state(0)
+        with pytest.raises(RuntimeError, match=r"set_state\(\) called on world 0, whose episode ended"):
+            pool.set_state(0, qpos, qvel)
+        pool.reset_one(0)
+        pool.set_state(0, qpos * 0, qvel * 0)
+        np.testing.assert_array_equal(pool.get_state(0)[0], qpos * 0)
+    with WorldPool("inverted_pendulum", 1, num_threads=1, max_episode_steps=2, autoreset_mode="same_step") as pool:
+        pool.reset_all(seed=0)
+        pool.step_all(np.zeros((1, 1), np.float32))
+        pool.step_all(np.zeros((1, 1), np.float32))
+        qpos, qvel = pool.get_state(0)
+        pool.set_state(0, qpos, qvel)  # same_step: the world was reset already, its state is kept

@@ -80,6 +80,8 @@ class WorldPool {
   // may have been half-way through one); they wait for a reset.
   void AbandonInFlight();
   bool lost(int index) const { return lost_[index] != 0; }
+  // NEXT_STEP: world `index`'s episode ended and its next step only resets it.
+  bool awaiting_autoreset(int index) const { return needs_reset_[index] != 0; }
 
   int num_envs() const { return static_cast<int>(worlds_.size()); }
   int num_threads() const { return threads_.num_threads(); }

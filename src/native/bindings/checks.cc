@@ -125,7 +125,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   // Fast path: already a C-contiguous float32 array of the right shape (what
   // the vector envs and most policies pass): check values, no conversion.
   using Float32C = py::array_t<float, py::array::c_style>;
-  if (py::isinstance<Float32C>(value)) {
+  if (py::isinstance<Float32C>(value) && IsAligned(value)) {
     auto floats = py::reinterpret_borrow<Float32C>(value);
     bool same_shape = floats.ndim() == static_cast<py::ssize_t>(shape.size());
     for (size_t i = 0; same_shape && i < shape.size(); ++i) same_shape = floats.shape(i) == shape[i];
@@ -175,7 +175,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   const bool is_float32 = array.dtype().is(py::dtype::of<float>());
   if (is_float32) {
     // The common case: no copy unless the layout is not C-contiguous.
-    auto floats = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+    auto floats = py::array_t<float, kReadable>::ensure(array);
     if (!floats) throw py::error_already_set();
     const float* data = floats.data();
     for (py::ssize_t i = 0; i < floats.size(); ++i) {
@@ -185,7 +185,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   }
   // Other float dtypes go through float64 (exact for float16/32/64), and are
   // narrowed here, after a range check, so that NumPy never warns on a cast.
-  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  auto doubles = py::array_t<double, kReadable>::ensure(array);
   if (!doubles) throw py::error_already_set();
   const double* data = doubles.data();
   constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
@@ -217,7 +217,7 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
     throw py::value_error(std::string(what) + " should have shape (" + std::to_string(size) +
                           ",), got " + ShapeString(array));
   }
-  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  auto doubles = py::array_t<double, kReadable>::ensure(array);
   if (!doubles) throw py::error_already_set();
   for (py::ssize_t i = 0; i < size; ++i) {
     if (!std::isfinite(doubles.data()[i])) {

@@ -257,6 +257,7 @@ class PyWorldPool {
     CopyFinite(checked_v.data(), v.data(), v.size(), "qvel");
     bool failed = false;
     bool busy = false;
+    bool ended = false;
     MujocoReport report;
     std::mutex& mutex = Mutex();
     WithoutGil([&] {
@@ -264,6 +265,9 @@ class PyWorldPool {
       if (pool_) {
         busy = pool_->in_flight(i);
         if (busy) return;
+        // Its next step would reset it and discard the state set.
+        ended = pool_->awaiting_autoreset(i);
+        if (ended) return;
         World& world = pool_->world(i);
         failed = world.failed();
         if (!failed) {
@@ -275,6 +279,12 @@ class PyWorldPool {
     });
     Open();
     if (busy) throw InFlightError("set_state()", i);
+    if (ended) {
+      throw StateError("set_state() called on world " + std::to_string(i) +
+                       ", whose episode ended (its next step only resets it, autoreset_mode="
+                       "'next_step'), so the state would be discarded; expected reset_one(" +
+                       std::to_string(i) + ") (or a step) first");
+    }
     if (failed) {
       throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
                        "; expected reset_all() or reset_one(" + std::to_string(i) + ") first");
@@ -376,11 +386,11 @@ class PyWorldPool {
     // recv()'s int32 ids (and int64 ones) are read in place; other integer
     // arrays are converted.
     py::array ids_owner = ids_array;
-    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 &&
+    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 && IsAligned(ids_array) &&
                           (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||
                            ids_array.dtype().is(py::dtype::of<std::int64_t>()));
     if (!in_place) {
-      using Ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+      using Ids = py::array_t<std::int64_t, kReadable>;
       ids_owner = Ids::ensure(ids_array);
       if (!ids_owner) throw py::error_already_set();
     }
