@@ -63,3 +63,43 @@ def test_recv_in_a_forked_child_with_worlds_in_flight_is_a_state_error(library_p
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "child exit 0" in proc.stdout and "JG_ERR_STATE" in proc.stdout, proc.stdout + proc.stderr
     assert "parent got [0, 1, 2, 3, 4, 5, 6, 7]" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("document", ['{"frame_skip": 01}', '{"frame_skip": -01}', '{"frame_skip": 00}',
+                                      '{"ctrl_cost_weight": 01.5}'])
+def test_json_numbers_with_leading_zeros_are_refused(lib, document):
+    with pytest.raises(CapiError) as caught:
+        lib.create_json("half_cheetah", 1, document)
+    assert caught.value.status == "JG_ERR_VALUE" and "leading zero" in caught.value.message
+    pool = lib.create_json("half_cheetah", 1, '{"frame_skip": 0.5e1}'.replace("0.5e1", "5"))
+    lib.close(pool)
+
+
+def test_messages_quote_unbounded_input_cut(lib):
+    long_path = "/" + "p" * (20 << 20) + ".xml"
+    for kwargs_json in ('{"xml_file": "%s"}' % long_path, '{"%s": 1}' % ("k" * (1 << 20)),
+                        '{"ctrl_cost_weight": "%s"}' % ("v" * (1 << 20))):
+        with pytest.raises(CapiError) as caught:
+            lib.create_json("half_cheetah", 1, kwargs_json)
+        assert len(caught.value.message) < 5000, (caught.value.status, len(caught.value.message))
+        assert "bytes cut" in caught.value.message
+    with pytest.raises(CapiError) as caught:
+        lib.create_json("half_cheetah", 1, '{"frame_skip": 2000}')
+    assert "frame_skip should be in [1, 1000], got 2000" in caught.value.message
+
+
+def test_a_pool_that_cannot_fit_is_refused_with_the_figure(library_path):
+    proc = run_with_library("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
+        try:
+            lib.create("humanoid", 2**20)
+        except CapiError as error:
+            print(error.status, error.message)
+        pool = lib.create("humanoid", 64)
+        lib.reset(pool, seed=0)
+        lib.close(pool)
+        print("small ok")
+    """, library_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "JG_ERR_OUT_OF_MEMORY num_envs=1048576 needs about" in proc.stdout and "small ok" in proc.stdout, proc.stdout

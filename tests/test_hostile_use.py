@@ -477,3 +477,25 @@ def test_set_state_on_a_world_waiting_for_its_auto_reset_is_refused():
         pool.step_all(np.zeros((1, 1), np.float32))
         qpos, qvel = pool.get_state(0)
         pool.set_state(0, qpos, qvel)  # same_step: the world was reset already, its state is kept
+
+
+# -- 12. memory --------------------------------------------------------------------------------
+
+
+def test_a_pool_that_cannot_fit_in_memory_is_refused_with_the_figure():
+    proc = run_python("""
+        import resource
+        from joltgym_marl import WorldPool
+        limit = 2 * 1024**3
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+        try:
+            WorldPool("humanoid", 2**20)
+        except MemoryError as error:
+            print(error)
+        else:
+            raise SystemExit("accepted")
+        with WorldPool("humanoid", 64) as pool:  # what fits is still accepted
+            pool.reset_all(seed=0)
+    """)
+    assert proc.returncode == 0, describe(proc)
+    assert "num_envs=1048576 needs about" in proc.stdout and "per world of this task" in proc.stdout, describe(proc)

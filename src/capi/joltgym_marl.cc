@@ -495,6 +495,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   made->SetEpisodeLimit(c.max_episode_steps);
   state->task = made;
   const joltgym::Task& t = *made;
+  joltgym::CheckPoolFits(t, num_envs);
 
   const std::size_t n = static_cast<std::size_t>(num_envs), a = t.num_agents(), ad = t.act_dim();
   jg_dims& d = state->dims;

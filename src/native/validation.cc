@@ -1,9 +1,13 @@
 #include "validation.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -182,6 +186,99 @@ void CopyFinite(const double* source, double* target, std::size_t count, const c
                      " at index " + std::to_string(k));
     }
   }
+}
+
+std::uint64_t BytesPerWorld(const Task& task) {
+  const mjModel* m = task.model();
+  mjData* d = mj_makeData(m);
+  std::uint64_t data = sizeof(mjData) + static_cast<std::uint64_t>(m->narena);
+  if (d != nullptr) {
+    data = sizeof(mjData) + static_cast<std::uint64_t>(d->nbuffer) + static_cast<std::uint64_t>(d->narena);
+    mj_deleteData(d);
+  }
+  const std::uint64_t a = static_cast<std::uint64_t>(task.num_agents());
+  const std::uint64_t floats = a * (2 * static_cast<std::uint64_t>(task.obs_dim()) +
+                                    3 * static_cast<std::uint64_t>(task.act_dim()) + 1);
+  const std::uint64_t doubles = a * 2 * static_cast<std::uint64_t>(task.info_layout().width()) +
+                                static_cast<std::uint64_t>(task.scratch_size());
+  const std::uint64_t buffers = 4 * floats + 8 * doubles + 2 * a + 64;
+  return data + 2 * buffers + 512;  // + the World object and its bookkeeping
+}
+
+namespace {
+
+std::uint64_t ReadNumber(const char* path) {  // a file holding one number, or UINT64_MAX
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+std::uint64_t MemInfo(const std::string& key) {  // /proc/meminfo's `key` in bytes, or UINT64_MAX
+  std::ifstream in("/proc/meminfo");
+  std::string name;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> name >> kib) {
+    std::getline(in, unit);
+    if (name == key + ":") return kib * 1024;
+  }
+  return std::numeric_limits<std::uint64_t>::max();
+}
+
+std::uint64_t MappedBytes() {  // this process's virtual size (VmSize), or 0
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 7, "VmSize:") == 0) return std::strtoull(line.c_str() + 7, nullptr, 10) * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::uint64_t AvailableMemory() {
+  constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t available = kUnknown;
+  const std::uint64_t mem = MemInfo("MemAvailable");
+  if (mem != kUnknown) {
+    const std::uint64_t swap = MemInfo("SwapFree");
+    available = mem + (swap == kUnknown ? 0 : swap);
+  }
+  struct rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const std::uint64_t cap = static_cast<std::uint64_t>(limit.rlim_cur);
+    const std::uint64_t mapped = MappedBytes();
+    available = std::min(available, cap > mapped ? cap - mapped : 0);
+  }
+  const std::uint64_t cgroup_max = ReadNumber("/sys/fs/cgroup/memory.max");
+  if (cgroup_max != kUnknown) {
+    const std::uint64_t used = ReadNumber("/sys/fs/cgroup/memory.current");
+    available = std::min(available, used != kUnknown && cgroup_max > used ? cgroup_max - used : 0);
+  }
+  return available;
+}
+
+void CheckPoolFits(const Task& task, long num_envs) {
+  const std::uint64_t per_world = BytesPerWorld(task);
+  const std::uint64_t needed = per_world * static_cast<std::uint64_t>(num_envs);
+  const std::uint64_t available = AvailableMemory();
+  if (needed <= available) return;
+  auto mib = [](std::uint64_t bytes) {
+    std::ostringstream out;
+    out.precision(bytes >= (10ULL << 20) ? 0 : 2);
+    out << std::fixed << static_cast<double>(bytes) / (1 << 20) << " MiB";
+    return out.str();
+  };
+  // The out-of-memory error (Python's MemoryError, JG_ERR_OUT_OF_MEMORY),
+  // raised before anything is allocated.
+  throw MujocoError("num_envs=" + std::to_string(num_envs) + " needs about " + mib(needed) + " (" +
+                        mib(per_world) + " per world of this task), more than the " + mib(available) +
+                        " this process can still allocate; expected at most " +
+                        std::to_string(per_world > 0 ? available / per_world : 0) + " worlds",
+                    /*out_of_memory=*/true);
 }
 
 AutoresetMode ParseAutoresetMode(const std::string& name) {

@@ -60,6 +60,7 @@ class PyWorldPool {
     ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
     const Task& task = *task_;
+    CheckPoolFits(task, n);
     const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
     obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
     final_obs_ = PoolArray<float>({py::ssize_t{n}, a, od});
