@@ -188,12 +188,24 @@ void CopyFinite(const double* source, double* target, std::size_t count, const c
   }
 }
 
-std::uint64_t BytesPerWorld(const Task& task) {
+namespace {
+
+// One world's bytes in a pool: `resident`, what it touches (its mjData's main
+// buffer, which mj_resetData clears, and the pool's and a front end's
+// per-world buffers, 2x), and `mapped`, what it reserves (the arena too,
+// which MuJoCo allocates whole but whose pages stay untouched until used:
+// Humanoid's is 14 MiB, of which a step uses a few hundred KiB).
+struct WorldBytes {
+  std::uint64_t resident;
+  std::uint64_t mapped;
+};
+
+WorldBytes BytesOfWorld(const Task& task) {
   const mjModel* m = task.model();
-  mjData* d = mj_makeData(m);
-  std::uint64_t data = sizeof(mjData) + static_cast<std::uint64_t>(m->narena);
-  if (d != nullptr) {
-    data = sizeof(mjData) + static_cast<std::uint64_t>(d->nbuffer) + static_cast<std::uint64_t>(d->narena);
+  std::uint64_t buffer = 0, arena = static_cast<std::uint64_t>(m->narena);
+  if (mjData* d = mj_makeData(m)) {
+    buffer = static_cast<std::uint64_t>(d->nbuffer);
+    arena = static_cast<std::uint64_t>(d->narena);
     mj_deleteData(d);
   }
   const std::uint64_t a = static_cast<std::uint64_t>(task.num_agents());
@@ -202,8 +214,13 @@ std::uint64_t BytesPerWorld(const Task& task) {
   const std::uint64_t doubles = a * 2 * static_cast<std::uint64_t>(task.info_layout().width()) +
                                 static_cast<std::uint64_t>(task.scratch_size());
   const std::uint64_t buffers = 4 * floats + 8 * doubles + 2 * a + 64;
-  return data + 2 * buffers + 512;  // + the World object and its bookkeeping
+  const std::uint64_t resident = sizeof(mjData) + buffer + 2 * buffers + 512;  // + the World object
+  return {resident, resident + arena};
 }
+
+}  // namespace
+
+std::uint64_t BytesPerWorld(const Task& task) { return BytesOfWorld(task).resident; }
 
 namespace {
 
@@ -237,21 +254,16 @@ std::uint64_t MappedBytes() {  // this process's virtual size (VmSize), or 0
   return 0;
 }
 
-}  // namespace
+constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
 
-std::uint64_t AvailableMemory() {
-  constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+// Memory the process may still fill: MemAvailable with free swap, and the
+// cgroup's memory.max less its usage.
+std::uint64_t AvailablePhysical() {
   std::uint64_t available = kUnknown;
   const std::uint64_t mem = MemInfo("MemAvailable");
   if (mem != kUnknown) {
     const std::uint64_t swap = MemInfo("SwapFree");
     available = mem + (swap == kUnknown ? 0 : swap);
-  }
-  struct rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    const std::uint64_t cap = static_cast<std::uint64_t>(limit.rlim_cur);
-    const std::uint64_t mapped = MappedBytes();
-    available = std::min(available, cap > mapped ? cap - mapped : 0);
   }
   const std::uint64_t cgroup_max = ReadNumber("/sys/fs/cgroup/memory.max");
   if (cgroup_max != kUnknown) {
@@ -261,15 +273,34 @@ std::uint64_t AvailableMemory() {
   return available;
 }
 
+// Address space the process may still map: RLIMIT_AS less what is mapped.
+std::uint64_t AvailableAddressSpace() {
+  struct rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kUnknown;
+  const std::uint64_t cap = static_cast<std::uint64_t>(limit.rlim_cur);
+  const std::uint64_t mapped = MappedBytes();
+  return cap > mapped ? cap - mapped : 0;
+}
+
+}  // namespace
+
+std::uint64_t AvailableMemory() { return std::min(AvailablePhysical(), AvailableAddressSpace()); }
+
 void CheckPoolFits(const Task& task, long num_envs) {
-  const std::uint64_t per_world = BytesPerWorld(task);
-  const std::uint64_t needed = per_world * static_cast<std::uint64_t>(num_envs);
-  const std::uint64_t available = AvailableMemory();
-  if (needed <= available) return;
-  auto mib = [](std::uint64_t bytes) {
+  // What the worlds touch against the memory left, and what they map
+  // against the address space left (RLIMIT_AS counts untouched pages too).
+  const WorldBytes bytes = BytesOfWorld(task);
+  const std::uint64_t n = static_cast<std::uint64_t>(num_envs);
+  const std::uint64_t physical = AvailablePhysical(), address_space = AvailableAddressSpace();
+  const bool by_space = bytes.mapped * n > address_space;
+  if (bytes.resident * n <= physical && !by_space) return;
+  const std::uint64_t per_world = by_space ? bytes.mapped : bytes.resident;
+  const std::uint64_t needed = per_world * n;
+  const std::uint64_t available = by_space ? address_space : physical;
+  auto mib = [](std::uint64_t count) {
     std::ostringstream out;
-    out.precision(bytes >= (10ULL << 20) ? 0 : 2);
-    out << std::fixed << static_cast<double>(bytes) / (1 << 20) << " MiB";
+    out.precision(count >= (10ULL << 20) ? 0 : 2);
+    out << std::fixed << static_cast<double>(count) / (1 << 20) << " MiB";
     return out.str();
   };
   // The out-of-memory error (Python's MemoryError, JG_ERR_OUT_OF_MEMORY),
