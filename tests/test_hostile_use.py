@@ -281,9 +281,10 @@ def test_the_agent_sb3_vec_env_checks_its_arguments():
 
 
 CONSTRUCTOR_GC = """
-    import gc, threading
+    import gc
+    import joltgym_marl._core as core
     from joltgym_marl.vector import AgentVectorEnv, NativeVectorEnv
-    before = threading.active_count()
+    kept = []  # the exceptions, and through their tracebacks the half-built envs (as a debugger keeps them)
     for make in (lambda: NativeVectorEnv("cheetah_race", 2, num_threads=2),          # 2 agents
                  lambda: NativeVectorEnv("half_cheetah", 2, num_threads=2, render_world=5),
                  lambda: AgentVectorEnv("cheetah_race", 2, num_threads=2, render_world=5)):
@@ -291,10 +292,11 @@ CONSTRUCTOR_GC = """
             make()
         except ValueError as error:
             print("refused:", str(error)[:60])
-        gc.collect()
-    import joltgym_marl._core as core
+            kept.append(error)
     pools = [o for o in gc.get_objects() if isinstance(o, core.WorldPool) and not o.closed]
-    assert not pools, pools
+    assert not pools, f"{len(pools)} pools left open by rejected constructors"
+    kept.clear()
+    gc.collect()
     print("open pools:", len(pools))
 """
 
@@ -329,24 +331,29 @@ def test_autoreset_mode_in_the_native_spelling():
 def test_agent_vector_env_recv_decodes_reset_and_stepped_worlds_each_as_theirs():
     from joltgym_marl.vector import AgentVectorEnv
 
-    env = AgentVectorEnv("sumo", 4, num_threads=1, batch_size=2)
+    env = AgentVectorEnv("sumo", 4, num_threads=1, batch_size=3)
     try:
         env.async_reset(seed=0)
-        env.recv()  # worlds 0, 1: reset
-        env.send(np.zeros((4, env.single_action_space.shape[0]), np.float32), [0, 1])
-        # Worlds 2, 3 (reset) and 0, 1 (stepped) are in flight; the next batches
-        # hold two of them, whichever finish first: gather all of them.
+        env.recv()  # worlds 0, 1, 2: reset
+        env.send(np.zeros((6, env.single_action_space.shape[0]), np.float32), [0, 1, 2])
+        # World 3 (reset, done since async_reset) and worlds 0, 1, 2 (stepped)
+        # are in flight: the next batch mixes world 3 with two stepped ones.
         seen = {}
-        for _ in range(2):
+        _, _, _, _, infos = env.recv()
+        assert 3 in infos.env_ids.tolist()
+        for k, world in enumerate(infos.env_ids):
+            seen[int(world)] = infos[k * env.num_agents]
+        env.send(np.zeros((4, env.single_action_space.shape[0]), np.float32),
+                 [w for w in (0, 1, 2) if w in seen])
+        for _ in range(1):
             _, _, _, _, infos = env.recv()
             for k, world in enumerate(infos.env_ids):
-                seen[int(world)] = infos[k * env.num_agents]
+                seen.setdefault(int(world), infos[k * env.num_agents])
         reset_keys = set(env.pool.info_decoder.row(env.pool.infos[0, 0], reset=True))
         step_keys = set(env.pool.info_decoder.row(env.pool.infos[0, 0], reset=False))
         assert reset_keys != step_keys
-        for world in (2, 3):
-            assert set(seen[world]) - {"env_id"} == reset_keys, world
-        for world in (0, 1):
+        assert set(seen[3]) - {"env_id"} == reset_keys
+        for world in (0, 1, 2):
             assert set(seen[world]) - {"env_id"} == step_keys, world
     finally:
         env.close()
