@@ -105,7 +105,11 @@ class _AgentRows:
         # Same rule as the PettingZoo env's max_cycles (the pool itself would
         # take 0 as "no limit").
         if max_cycles is not None:
-            max_cycles = as_int(max_cycles, "max_cycles", 1)
+            try:
+                max_cycles = as_int(max_cycles, "max_cycles", 1)
+            except TypeError:
+                raise TypeError(f"max_cycles should be an int or None, got {type(max_cycles).__name__} "
+                                f"{max_cycles!r}") from None
         self._pool = _core.WorldPool(game, num_worlds, num_threads=num_threads,
                                      max_episode_steps=max_cycles, autoreset_mode="same_step",
                                      **kwargs)
