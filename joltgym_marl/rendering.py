@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from joltgym_marl._checks import as_index, as_int
 
 AGENT_COLORS = [
     (0.90, 0.40, 0.10, 1.0),  # orange
@@ -75,15 +78,66 @@ NO_DISPLAY = ("render_mode='human' needs a display, and this machine has none (D
 
 def check_render_world(index, num_worlds: int) -> int:
     """The world a vector env renders: an int in [0, num_worlds)."""
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < num_worlds:
-        raise ValueError(f"render_world should be a world index in [0, {num_worlds}), got {index!r}")
-    return int(index)
+    try:
+        return as_index(index, num_worlds, "render_world")
+    except (TypeError, IndexError):
+        raise ValueError(f"render_world should be a world index in [0, {num_worlds}), got {index!r}") from None
+
+
+MIN_SIZE, MAX_SIZE = 16, 4096
+
+
+def check_render_size(width, height, low: int = MIN_SIZE, high: int = MAX_SIZE) -> tuple[int, int]:
+    """A frame size every constructor checks up front (not at the first render):
+    ints in [low, high] (by default [16, 4096]; the Gymnasium v5 envs take
+    Gymnasium's renderer's range, [1, 16384])."""
+    return tuple(as_int(value, name, low, high) for name, value in (("width", width), ("height", height)))
 
 
 def require_display_for_human(render_mode: str | None) -> None:
     """Gymnasium envs refuse human mode up front where no display exists."""
     if render_mode == "human" and not has_display():
         raise RuntimeError(NO_DISPLAY)
+
+
+_LAZY_LOCK = threading.Lock()
+
+
+def lazy_renderer(owner: Any, make: Callable[[], WorldRenderer], attribute: str = "_renderer") -> WorldRenderer:
+    """``owner``'s renderer, made on first use: once, however many threads render at once."""
+    renderer = getattr(owner, attribute)
+    if renderer is None:
+        with _LAZY_LOCK:
+            renderer = getattr(owner, attribute)
+            if renderer is None:
+                renderer = make()
+                setattr(owner, attribute, renderer)
+    return renderer
+
+
+def _release_gl_context() -> None:
+    """Makes no OpenGL context current on the calling thread. A context is
+    current on at most one thread (EGL answers EGL_BAD_ACCESS to a second),
+    so a renderer releases its context after each use: the next frame may be
+    drawn on any thread."""
+    backend = os.environ.get("MUJOCO_GL", "").lower()
+    if backend == "egl":
+        from mujoco import egl
+
+        if egl.EGL_DISPLAY is not None:
+            egl.EGL.eglMakeCurrent(egl.EGL_DISPLAY, egl.EGL.EGL_NO_SURFACE, egl.EGL.EGL_NO_SURFACE,
+                                   egl.EGL.EGL_NO_CONTEXT)
+    elif backend == "osmesa":
+        from mujoco import osmesa
+
+        osmesa.osmesa.OSMesaMakeCurrent(None, None, osmesa.GL.GL_FLOAT, 0, 0)
+        osmesa._current_context.ref = None
+    elif backend in ("glfw", ""):
+        try:
+            import glfw
+        except ImportError:
+            return
+        glfw.make_context_current(None)
 
 
 def _import_mujoco():
@@ -109,9 +163,10 @@ class WorldRenderer:
                  agent_prefixes: list[str] | None = None,
                  follow: Callable[[Any], np.ndarray] | None = None,
                  distance: float = 4.0, elevation: float = -20.0, azimuth: float = 90.0):
-        for name, value in (("width", width), ("height", height)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 4096:
-                raise ValueError(f"{name} should be an int in [16, 4096], got {value!r}")
+        width, height = check_render_size(width, height)
+        # One frame at a time: the renderer's MjData, scene and GL context are
+        # its own, shared by every thread that renders with it.
+        self._lock = threading.Lock()
         mujoco = _import_mujoco()
         self._mujoco = mujoco
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,6 +199,8 @@ class WorldRenderer:
                 "display set MUJOCO_GL=egl (or osmesa) before anything imports mujoco "
                 "(import joltgym_marl first, or export MUJOCO_GL=egl)"
             ) from error
+        finally:
+            _release_gl_context()  # mujoco.Renderer made its context current on this thread
         self._follow = follow or (lambda data: data.xpos[1].copy())
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
@@ -160,30 +217,44 @@ class WorldRenderer:
         self._mujoco.mj_forward(self.model, self.data)
 
     def render(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        """An (height, width, 3) uint8 frame of the state (qpos, qvel)."""
-        self._load(qpos, qvel)
-        self.camera.lookat[:] = self._follow(self.data)
-        self._renderer.update_scene(self.data, self.camera)
-        return self._renderer.render().copy()
+        """An (height, width, 3) uint8 frame of the state (qpos, qvel). Any
+        thread may call it; calls from several threads take turns."""
+        with self._lock:
+            if self._renderer is None:
+                from joltgym_marl._native import core
+
+                raise core.StateError("render() called after the renderer was closed; expected an open renderer")
+            self._load(qpos, qvel)
+            self.camera.lookat[:] = self._follow(self.data)
+            self._renderer.update_scene(self.data, self.camera)
+            try:
+                return self._renderer.render().copy()
+            finally:
+                _release_gl_context()
 
     def show(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Shows the state in MuJoCo's interactive viewer (needs a display)."""
         if not has_display():
             raise RuntimeError(NO_DISPLAY)
-        self._load(qpos, qvel)
-        if self._viewer is None:
-            import mujoco.viewer
+        with self._lock:
+            self._load(qpos, qvel)
+            if self._viewer is None:
+                import mujoco.viewer
 
-            self._viewer = mujoco.viewer.launch_passive(self.model, self.data)
-        self._viewer.sync()
+                self._viewer = mujoco.viewer.launch_passive(self.model, self.data)
+            self._viewer.sync()
 
     def close(self) -> None:
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
+        with self._lock:
+            if self._viewer is not None:
+                self._viewer.close()
+                self._viewer = None
+            if self._renderer is not None:
+                try:
+                    self._renderer.close()
+                finally:
+                    self._renderer = None
+                    _release_gl_context()
 
 
 def follow_torso(data) -> np.ndarray:

@@ -32,6 +32,7 @@ env runner ``k`` is seeded ``seed + i`` when RLlib passes a seed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         f"(ray[rllib]); importing it failed with: {error}"
     ) from error
 
+from joltgym_marl._checks import as_int
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import GAMES, ResetKind, TaskSpec
 
@@ -188,9 +190,16 @@ class WorldPoolMultiAgentEnv(VectorMultiAgentEnv):
     def __init__(self, game: str, num_envs: int, config: dict[str, Any] | None = None,
                  num_threads: int | None = None, autoreset_mode: str = "next_step"):
         super().__init__()
+        self._pool = None
         self.spec_ = spec = _spec(game)
         game_kwargs, runner = _game_kwargs(spec, config)
+        # Pickled by re-creation from these (the pool and its decoder are native).
+        self._args = (game, num_envs, None if config is None else dict(config), num_threads, autoreset_mode)
         max_cycles = game_kwargs.pop("max_cycles", spec.max_episode_steps)
+        if max_cycles is not None:
+            # As the per-world path (the PettingZoo env) has it; the pool alone
+            # would take 0 as "no limit", and its episodes would never end.
+            max_cycles = as_int(max_cycles, "max_cycles", 1)
         threads = runner.get("num_threads", num_threads)
         self._pool = pool = _core.WorldPool(spec.name, num_envs, num_threads=threads,
                                             max_episode_steps=max_cycles, autoreset_mode=autoreset_mode,
@@ -212,6 +221,11 @@ class WorldPoolMultiAgentEnv(VectorMultiAgentEnv):
         self._actions = np.zeros((pool.num_envs, pool.num_agents, pool.act_dim), dtype=np.float32)
         self._decoder = pool.info_decoder
         self._all_false = {a: False for a in self.possible_agents}
+        self._agent_set = frozenset(self.possible_agents)
+        self._ended = np.zeros(self.num_envs, dtype=bool)  # NEXT_STEP: worlds whose next step resets them
+
+    def __reduce__(self):
+        return (_restore_pool_env, self._args)
 
     @property
     def pool(self):
@@ -221,27 +235,47 @@ class WorldPoolMultiAgentEnv(VectorMultiAgentEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if options:
-            for name, value in options.items():
-                self._pool.set_option(name, value)
+            self._pool.set_options(dict(options))  # every option checked before any is set
         self._pool.reset_all(seed=seed)
+        self._ended[:] = False
         return self._observations(), self._infos(reset=True)
 
     def step(self, actions: list[dict[str, Any]]):
         if self._pool.autoreset_mode != "next_step":
             raise RuntimeError("step() needs autoreset_mode='next_step' (RLlib's); this env was made "
                                f"with {self._pool.autoreset_mode!r} for WorldPoolEnvRunner's batched path")
-        if len(actions) != self.num_envs:
-            raise ValueError(f"actions should be a list of {self.num_envs} per-world dicts, got {len(actions)}")
+        if isinstance(actions, Mapping) or not hasattr(actions, "__len__") or len(actions) != self.num_envs:
+            got = f"{len(actions)} items" if hasattr(actions, "__len__") else type(actions).__name__
+            raise ValueError(f"actions should be a list of {self.num_envs} per-world dicts, got {got}")
         buffer = self._actions
+        act_dim = buffer.shape[2]
+        staged = np.zeros_like(buffer)  # the pool's buffer is written only once all actions are checked
         for i, world_actions in enumerate(actions):
+            if not isinstance(world_actions, Mapping):
+                raise TypeError(f"actions[{i}] should be a dict of agent actions, got "
+                                f"{type(world_actions).__name__}")
+            unknown = set(world_actions) - self._agent_set
+            if unknown:
+                raise ValueError(f"actions[{i}] has unknown agents {sorted(map(str, unknown))}; expected "
+                                 f"{self.possible_agents}")
+            if self._ended[i]:
+                continue  # a world being reset: its actions are not used (RLlib sends none)
+            missing = [a for a in self.possible_agents if a not in world_actions]
+            if missing:
+                raise ValueError(f"actions[{i}] misses agents {missing}; expected an action for each of "
+                                 f"{self.possible_agents}")
             for k, agent in enumerate(self.possible_agents):
-                action = world_actions.get(agent)
-                if action is None:
-                    buffer[i, k] = 0.0  # a world being reset: its actions are not used
-                else:
-                    buffer[i, k] = action
+                action = np.asarray(world_actions[agent])
+                if action.shape != (act_dim,):
+                    raise ValueError(f"actions[{i}][{agent!r}] should have shape ({act_dim},), got "
+                                     f"{action.shape}")
+                if action.dtype.kind not in "fiu":
+                    raise TypeError(f"actions[{i}][{agent!r}] should be real numbers, got dtype {action.dtype}")
+                staged[i, k] = action
+        buffer[...] = staged
         pool = self._pool
         pool.step_all(buffer)
+        self._ended[:] = (pool.terminations | pool.truncations).any(axis=1)
         observations = self._observations()
         reset_kind = pool.reset_kind
         rewards = pool.rewards.tolist()
@@ -275,7 +309,12 @@ class WorldPoolMultiAgentEnv(VectorMultiAgentEnv):
         return out
 
     def close_extras(self, **kwargs: Any):
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
+
+
+def _restore_pool_env(game, num_envs, config, num_threads, autoreset_mode):
+    return WorldPoolMultiAgentEnv(game, num_envs, config, num_threads=num_threads, autoreset_mode=autoreset_mode)
 
 
 class WorldPoolEnvRunner(MultiAgentEnvRunner):

@@ -136,6 +136,9 @@ def test_pettingzoo_render_test(name, monkeypatch):
 def test_human_mode_without_a_display_fails_clearly(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    # A PettingZoo env takes it (PettingZoo's own render_test constructs every
+    # env with render_mode="human" to read its render_modes, display or not),
+    # lists only rgb_array then, and refuses the first render() before drawing.
     env = cheetah_race_v0.parallel_env(render_mode="human")
     env.reset(seed=0)
     assert env.metadata["render_modes"] == ["rgb_array"]
@@ -152,8 +155,7 @@ def test_human_mode_without_a_display_fails_clearly(monkeypatch):
 def test_bad_render_arguments():
     with pytest.raises(ValueError, match="render_mode should be None, 'rgb_array' or 'human', got 'rgb'"):
         cheetah_race_v0.parallel_env(render_mode="rgb")
-    env = gym.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", width=0)
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"width should be an int in \[1, 16384\], got 0"):
-        env.render()
+    # Refused by the constructor, not at the first render().
+    with pytest.raises(ValueError, match=r"width should be in \[1, 16384\], got 0"):
+        gym.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", width=0)
     assert joltgym_marl.HalfCheetahCore().reset(seed=0)  # the physics is unaffected by all this

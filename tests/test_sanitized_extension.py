@@ -51,7 +51,16 @@ TESTS = ROOT / "tests"
 # Bad input at every entry point; the pool's threads, buffers and
 # auto-reset; the PettingZoo envs (AEC staging). About 1.5 minutes in all
 # under ASan on two cores, after the build.
-SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "test_pettingzoo.py"]
+SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "test_pettingzoo.py",
+          # Hostile use of the newer surfaces: pools dropped in flight, rendering
+          # from threads, signals, lying ints, the vector envs; and the SB3
+          # adapters (the single-agent VecEnv and the agent rows).
+          "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py"]
+# Run with the RLlib environment's interpreter (.venv-rllib, the same Python
+# version, so the same sanitized extension loads): the RLlib adapter's batched
+# env under hostile use (no Ray cluster is started).
+RLLIB_SUITES = ["rllib/test_hostile_rllib.py"]
+RLLIB_PYTHON = ROOT / ".venv-rllib" / "bin" / "python"
 # Picked up when present: the model fuzz, lifecycle and fork tests (the
 # pool's fork, exit, buffer and thread tests are in test_pool_robustness.py;
 # MuJoCo's errors in test_mujoco_errors.py; async send/recv, with its
@@ -140,4 +149,19 @@ def test_python_suites_against_the_extension_built_under_asan_and_ubsan(tmp_path
     reports = sanitizer_reports(output)
     assert not reports, summary + "\n".join(reports[:20]) + "\n" + output[-8000:]
     assert ran.returncode == 0, summary + output[-8000:]
+    print(summary + ran.stdout.strip().splitlines()[-1])
+
+    # The RLlib adapter, with the RLlib environment's interpreter.
+    if not RLLIB_PYTHON.exists():
+        pytest.fail(f"{RLLIB_PYTHON} is missing: run the README's set-up command 2, which makes .venv-rllib")
+    command = [str(RLLIB_PYTHON), "-c", BOOT, str(extension), "-q", "--capture=sys", "-p", "no:cacheprovider",
+               "-c", str(TESTS / "rllib" / "pytest.ini"), "--rootdir", str(TESTS / "rllib"),
+               *[str(TESTS / name) for name in RLLIB_SUITES]]
+    ran = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
+    output = ran.stdout + ran.stderr
+    summary = f"{RLLIB_SUITES} under ASan+UBSan ({RLLIB_PYTHON}): exit {ran.returncode}\n"
+    assert f"sanitized extension: {extension}" in ran.stdout, summary + output[-6000:]
+    reports = sanitizer_reports(output)
+    assert not reports, summary + "\n".join(reports[:20]) + "\n" + output[-8000:]
+    assert ran.returncode == 0 and " passed" in ran.stdout, summary + output[-8000:]
     print(summary + ran.stdout.strip().splitlines()[-1])

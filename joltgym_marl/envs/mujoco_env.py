@@ -30,6 +30,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
+from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import ASSET_DIR
 from joltgym_marl._native import core as _core
@@ -105,6 +106,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
                  max_geom: int = 1000, visual_options: dict[int, bool] | None = None,
                  dtype: Any = np.float64, **kwargs: Any):
         check_render_mode(render_mode)
+        width, height = rendering.check_render_size(width, height, 1, 16384)
         self._dtype = np.dtype(dtype)
         if self._dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise ValueError(f"dtype should be numpy.float64 or numpy.float32, got {dtype!r}")

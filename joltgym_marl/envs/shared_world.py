@@ -31,10 +31,12 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
 
     def __init__(self, max_cycles: int = 1000, render_mode: str | None = None, width: int = 640,
                  height: int = 480, **kwargs: Any):
+        self._renderer = None
+        # render_mode="human" is taken without a display (PettingZoo's render_test
+        # constructs every env so, to read its render_modes); render() refuses it.
         rendering.check_render_mode(render_mode)
         self.render_mode = render_mode
-        self.width, self.height = width, height
-        self._renderer = None
+        self.width, self.height = rendering.check_render_size(width, height)
         self._remember(max_cycles=max_cycles, render_mode=render_mode, width=width, height=height, **kwargs)
         self._world = _core.MultiAgentEnv(self.game, max_cycles=max_cycles, **kwargs)
         world = self._world
@@ -112,14 +114,13 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
             rendering.warn_no_render_mode(f'{name}.parallel_env(render_mode="rgb_array") '
                                           f'(or {name}.env(render_mode="rgb_array"))')
             return None
-        if self._renderer is None:
-            self._renderer = rendering.renderer_for(self._world, self.width, self.height,
-                                                    agent_prefix=self.agent_prefix)
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(
+            self._world, self.width, self.height, agent_prefix=self.agent_prefix))
         qpos, qvel = self._world.get_state()
         if self.render_mode == "human":
-            self._renderer.show(qpos, qvel)
+            renderer.show(qpos, qvel)
             return None
-        return self._renderer.render(qpos, qvel)
+        return renderer.render(qpos, qvel)
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -30,6 +30,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from joltgym_marl import rendering
+from joltgym_marl._checks import as_index, as_indices, as_int, as_seed
 from joltgym_marl._lifecycle import Reconstructible, restore
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import TASKS, ResetKind
@@ -39,13 +40,13 @@ from joltgym_marl.vector._rows import flat_rows
 class AgentInfos(Sequence):
     """The per-row info dicts of one step, materialized on access."""
 
-    def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool = False,
+    def __init__(self, decoder, rows: np.ndarray, agents: int, *, reset: bool | np.ndarray = False,
                  ended: np.ndarray | None = None, final_obs: np.ndarray | None = None,
                  truncated: np.ndarray | None = None, terminated: np.ndarray | None = None,
                  unstable: np.ndarray | None = None, env_ids: np.ndarray | None = None):
         self._decoder = decoder  # the task's InfoDecoder
         self._rows = rows  # [num_rows, info_width], a snapshot
-        self._reset = reset
+        self._reset = reset if isinstance(reset, bool) else np.array(reset, dtype=bool)  # or per world
         self._agents = agents
         self._ended = ended  # [worlds] or None
         self._final_obs = final_obs  # [num_rows, obs_dim] snapshot or None
@@ -80,8 +81,9 @@ class AgentInfos(Sequence):
         return info
 
     def _build(self, index: int) -> dict[str, Any]:
-        info = self._decoder.row(self._rows[index], reset=self._reset)
         world = index // self._agents
+        reset = self._reset if isinstance(self._reset, bool) else bool(self._reset[world])
+        info = self._decoder.row(self._rows[index], reset=reset)
         if self.env_ids is not None:
             info["env_id"] = int(self.env_ids[world])
         if self._ended is not None and self._ended[world]:
@@ -103,10 +105,11 @@ class _AgentRows:
         # Same rule as the PettingZoo env's max_cycles (the pool itself would
         # take 0 as "no limit").
         if max_cycles is not None:
-            if isinstance(max_cycles, (bool, np.bool_)) or not isinstance(max_cycles, (int, np.integer)):
-                raise TypeError(f"max_cycles should be an int or None, got {type(max_cycles).__name__} {max_cycles!r}")
-            if max_cycles < 1:
-                raise ValueError(f"max_cycles should be >= 1, got {max_cycles}")
+            try:
+                max_cycles = as_int(max_cycles, "max_cycles", 1)
+            except TypeError:
+                raise TypeError(f"max_cycles should be an int or None, got {type(max_cycles).__name__} "
+                                f"{max_cycles!r}") from None
         self._pool = _core.WorldPool(game, num_worlds, num_threads=num_threads,
                                      max_episode_steps=max_cycles, autoreset_mode="same_step",
                                      **kwargs)
@@ -128,7 +131,7 @@ class _AgentRows:
         return rows
 
     def _check_open(self):
-        if self._pool.closed:
+        if self._pool is None or self._pool.closed:
             raise _core.StateError(f"{type(self).__name__} is closed; expected an open env (create a new one)")
         return self._pool
 
@@ -164,7 +167,8 @@ class _AgentRows:
         any_ended = bool(ended.any())
         infos = AgentInfos(
             self._decoder, pool.recv_infos.reshape(rows, -1).copy(), agents,
-            reset=bool((pool.recv_reset_kind == ResetKind.RESET).all()),
+            # Per world: a batch may mix worlds reset (async_reset) and stepped.
+            reset=pool.recv_reset_kind == ResetKind.RESET,
             ended=ended if any_ended else None,
             final_obs=pool.recv_final_obs.reshape(rows, -1).copy() if any_ended else None,
             truncated=truncations.copy(), terminated=terminations.copy(),
@@ -229,18 +233,29 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
 
     def __init__(self, game: str, num_worlds: int, *, num_threads: int | None = None,
                  max_cycles: int | None = 1000, copy: bool = True, batch_size: int | None = None,
-                 render_mode: str | None = None, render_world: int = 0, **kwargs: Any):
+                 render_mode: str | None = None, render_world: int = 0,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP, **kwargs: Any):
+        # Set first: a constructor that raises leaves an object whose __del__
+        # (VectorEnv's, which calls close()) still finds what close() reads.
+        self._pool = None
+        self._renderer = None
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode should be None or 'rgb_array', got {render_mode!r}")
+        if autoreset_mode not in (AutoresetMode.SAME_STEP, "same_step", AutoresetMode.SAME_STEP.value):
+            raise ValueError("autoreset_mode should be AutoresetMode.SAME_STEP (or 'same_step'): the agent rows "
+                             f"reset an ended world in the same step, as SuperSuit does; got {autoreset_mode!r}")
         self._remember(game=game, num_worlds=num_worlds, num_threads=num_threads, max_cycles=max_cycles,
                        copy=copy, batch_size=batch_size, render_mode=render_mode,
                        render_world=render_world, **kwargs)
         self.num_envs = self._setup(game, num_worlds, num_threads, max_cycles, copy,
                                     dict(kwargs, batch_size=batch_size))
+        try:
+            self.render_world = rendering.check_render_world(render_world, self.num_worlds)
+        except BaseException:
+            self._pool.close()  # a rejected constructor leaves no pool (nor threads) behind
+            raise
         self.batch_size = self._pool.batch_size
         self.render_mode = render_mode
-        self.render_world = rendering.check_render_world(render_world, self.num_worlds)
-        self._renderer = None
         # SuperSuit's ConcatVecEnv reports one agent's spaces as the env's spaces.
         self.observation_space = self.single_observation_space = self.agent_observation_space
         self.action_space = self.single_action_space = self.agent_action_space
@@ -283,16 +298,16 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
             module = TASKS[pool.task].module_name
             rendering.warn_no_render_mode(f'{module}.vec_env({self.num_worlds}, render_mode="rgb_array")')
             return None
-        if self._renderer is None:
-            prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
-            self._renderer = rendering.renderer_for(pool, 640, 480, agent_prefix=prefix)
-        return self._renderer.render(*pool.get_state(self.render_world))
+        prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, 640, 480, agent_prefix=prefix))
+        return renderer.render(*pool.get_state(self.render_world))
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 
@@ -322,10 +337,14 @@ def _sb3_class():
             self._actions = actions
 
         def step_wait(self):
-            obs, rewards, terminations, truncations, infos = self._step_rows(self._actions)
+            if self._actions is None:
+                raise _core.StateError("step_wait() was called without step_async(actions) before it")
+            actions, self._actions = self._actions, None
+            obs, rewards, terminations, truncations, infos = self._step_rows(actions)
             return obs, rewards, terminations | truncations, infos
 
         def seed(self, seed: int | None = None):
+            seed = as_seed(seed)
             self._seed = seed
             return [None if seed is None else seed + i for i in range(self.num_worlds)]
 
@@ -336,6 +355,9 @@ def _sb3_class():
             return [getattr(self, attr_name)] * len(self._indices(indices))
 
         def set_attr(self, attr_name, value, indices=None) -> None:
+            if len(set(self._indices(indices))) != self.num_envs:
+                raise ValueError(f"set_attr({attr_name!r}) should address all {self.num_envs} rows "
+                                 f"(their attributes are shared), got indices {indices!r}")
             setattr(self, attr_name, value)
 
         def env_method(self, method_name, *args, indices=None, **kwargs):
@@ -345,12 +367,8 @@ def _sb3_class():
         def env_is_wrapped(self, wrapper_class, indices=None):
             return [False] * len(self._indices(indices))
 
-        def _indices(self, indices):
-            if indices is None:
-                return range(self.num_envs)
-            if isinstance(indices, int):
-                return [indices]
-            return indices
+        def _indices(self, indices) -> list[int]:
+            return as_indices(indices, self.num_envs)
 
         def __reduce__(self):
             # A class made on first use: pickled through the factory, not by reference.

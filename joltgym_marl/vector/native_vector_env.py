@@ -18,23 +18,27 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from joltgym_marl import _signatures, rendering
+from joltgym_marl._checks import as_seed
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS, ResetKind, TaskSpec
 from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
+# WorldPool's and the C API's spelling, taken here too.
+_NATIVE_NAMES = {name: mode for mode, name in _MODES.items()}
 
 
 def _parse_mode(mode: Any) -> AutoresetMode:
     if isinstance(mode, str):
         try:
-            mode = AutoresetMode(mode)
+            mode = _NATIVE_NAMES.get(mode) or AutoresetMode(mode)
         except ValueError:
             pass
     if mode not in _MODES:
         raise ValueError(
-            f"autoreset_mode should be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP, got {mode!r}"
+            "autoreset_mode should be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP (or 'next_step', "
+            f"'same_step'), got {mode!r}"
         )
     return mode
 
@@ -81,15 +85,20 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         height: int = 480,
         **kwargs: Any,
     ):
+        # Set first: a constructor that raises leaves an object whose __del__
+        # (VectorEnv's, which calls close()) still finds what close() reads.
+        self._pool = None
+        self._renderer = None
         rendering.check_render_mode(render_mode)
         rendering.require_display_for_human(render_mode)
+        self._render_size = rendering.check_render_size(width, height)
         mode = _parse_mode(autoreset_mode)
         dtype = _parse_dtype(dtype)
         self._remember(task=task, num_envs=num_envs, num_threads=num_threads,
                        max_episode_steps=max_episode_steps, autoreset_mode=mode, copy=copy,
                        batch_size=batch_size, dtype=dtype.name, render_mode=render_mode, render_world=render_world, width=width,
                        height=height, **kwargs)
-        self._pool = _core.WorldPool(
+        pool = _core.WorldPool(
             task,
             num_envs,
             num_threads=num_threads,
@@ -99,17 +108,23 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             dtype=dtype,
             **kwargs,
         )
-        pool = self._pool
+        try:
+            self._build(pool, task, copy, render_mode, render_world, mode)
+        except BaseException:
+            pool.close()  # a rejected constructor leaves no pool (nor threads) behind
+            raise
+
+    def _build(self, pool, task: str, copy: bool, render_mode: str | None, render_world: Any,
+               mode: AutoresetMode) -> None:
         if pool.num_agents != 1:
             raise ValueError(
                 f"task {task!r} has {pool.num_agents} agents; NativeVectorEnv expects a single-agent task"
             )
+        self.render_world = rendering.check_render_world(render_world, pool.num_envs)
+        self._pool = pool
         self.num_envs = pool.num_envs
         self.copy = copy
         self.render_mode = render_mode
-        self.render_world = rendering.check_render_world(render_world, pool.num_envs)
-        self._render_size = (width, height)
-        self._renderer = None
         self.autoreset_mode = mode  # as Gymnasium's SyncVectorEnv has it (TorchRL's GymWrapper reads it)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode,
                          "render_modes": rendering.available_render_modes(),
@@ -256,19 +271,19 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             rendering.warn_no_render_mode(f'gymnasium.make_vec("{TASKS[pool.task].env_id}", {self.num_envs}, '
                                           f'vectorization_mode="vector_entry_point", render_mode="rgb_array")')
             return None
-        if self._renderer is None:
-            self._renderer = rendering.renderer_for(pool, *self._render_size)
+        renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, *self._render_size))
         qpos, qvel = pool.get_state(self.render_world)
         if self.render_mode == "human":
-            self._renderer.show(qpos, qvel)
+            renderer.show(qpos, qvel)
             return None
-        return self._renderer.render(qpos, qvel)
+        return renderer.render(qpos, qvel)
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
     # -- helpers -------------------------------------------------------------------
 
@@ -278,7 +293,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         return self._pool
 
     def _open(self):
-        self._closed = self._pool.closed
+        self._closed = self._pool is None or self._pool.closed
         self._check_open()
         return self._pool
 
@@ -300,13 +315,7 @@ def _parse_dtype(dtype: Any) -> np.dtype:
 
 
 def _check_seed(seed: Any) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"each seed should be an int or None, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"each seed should be a non-negative int, got {seed!r}")
-    return int(seed)
+    return as_seed(seed, "each seed")
 
 
 def _vector_class(spec: TaskSpec) -> type:

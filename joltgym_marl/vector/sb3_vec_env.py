@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from joltgym_marl import rendering
+from joltgym_marl._checks import as_indices, as_int, as_seed
 from joltgym_marl._lifecycle import restore
 from joltgym_marl._native import core as _core
 from joltgym_marl.registry import SINGLE_AGENT_TASKS, ResetKind, TaskSpec
@@ -84,11 +85,13 @@ def _sb3_class() -> type:
                     raise ValueError(f"max_episode_steps should be an int, None or 'default', "
                                      f"got {max_episode_steps!r}")
                 max_episode_steps = spec.max_episode_steps
-            elif max_episode_steps is not None and (
-                    isinstance(max_episode_steps, (bool, np.bool_))
-                    or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
-                raise ValueError(f"max_episode_steps should be an int >= 1 or None (never truncate), "
-                                 f"got {max_episode_steps!r}")
+            elif max_episode_steps is not None:
+                try:
+                    max_episode_steps = as_int(max_episode_steps, "max_episode_steps", 1)
+                except (TypeError, ValueError):
+                    raise ValueError(f"max_episode_steps should be an int >= 1 or None (never truncate), "
+                                     f"got {max_episode_steps!r}") from None
+            width, height = rendering.check_render_size(width, height)
             dtype = np.dtype(dtype)
             self._args = dict(env=env, num_envs=num_envs, num_threads=num_threads,
                               max_episode_steps=max_episode_steps, render_mode=render_mode,
@@ -163,9 +166,10 @@ def _sb3_class() -> type:
             return self._obs.copy(), self._rewards.astype(np.float32), dones, infos
 
         def seed(self, seed: int | None = None) -> Sequence[int | None]:
-            if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
-                                     or seed < 0):
-                raise ValueError(f"seed should be a non-negative int or None, got {seed!r}")
+            try:
+                seed = as_seed(seed)
+            except (TypeError, ValueError):
+                raise ValueError(f"seed should be a non-negative int or None, got {seed!r}") from None
             return super().seed(seed)
 
         def close(self) -> None:
@@ -210,9 +214,8 @@ def _sb3_class() -> type:
             pool = self._open()
             if self.render_mode is None:
                 return None
-            if self._renderer is None:
-                self._renderer = rendering.renderer_for(pool, *self._render_size)
-            return self._renderer.render(*pool.get_state(index))
+            renderer = rendering.lazy_renderer(self, lambda: rendering.renderer_for(pool, *self._render_size))
+            return renderer.render(*pool.get_state(index))
 
         # -- helpers -------------------------------------------------------------
 
@@ -227,17 +230,7 @@ def _sb3_class() -> type:
             return self._pool
 
         def _indices(self, indices) -> list[int]:
-            if indices is None:
-                return list(range(self.num_envs))
-            if isinstance(indices, (int, np.integer)) and not isinstance(indices, (bool, np.bool_)):
-                indices = [indices]
-            out = []
-            for i in indices:
-                if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) \
-                        or not -self.num_envs <= i < self.num_envs:
-                    raise IndexError(f"indices should be ints in [0, {self.num_envs}), got {i!r}")
-                out.append(int(i) % self.num_envs)
-            return out
+            return as_indices(indices, self.num_envs)
 
         def __reduce__(self):
             # A class made on first use: pickled through the factory, not by reference.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "fork_guard.h"
 #include "json_value.h"
 #include "mujoco_errors.h"
 #include "task.h"
@@ -53,6 +54,9 @@ struct NullError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A message quotes the caller's input (a path, a keyword's name) cut to a
+// few hundred bytes; this bounds the whole message whatever it quotes.
+constexpr std::size_t kMaxMessage = 4096;
 thread_local std::string t_error;
 thread_local std::string t_warnings;
 
@@ -66,31 +70,31 @@ jg_status Guarded(Body&& body) noexcept {
     body();
     return JG_OK;
   } catch (const BadType& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_TYPE;
   } catch (const joltgym::FileNotFound& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_FILE_NOT_FOUND;
   } catch (const StateError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_STATE;
   } catch (const joltgym::MujocoError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return e.out_of_memory() ? JG_ERR_OUT_OF_MEMORY : JG_ERR_MUJOCO;
   } catch (const BadValue& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_VALUE;
   } catch (const HandleError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_HANDLE;
   } catch (const BusyError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_BUSY;
   } catch (const NullError& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_NULL;
   } catch (const BadIndex& e) {
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return JG_ERR_INDEX;
   } catch (const std::bad_alloc&) {
     t_error = "out of memory";
@@ -98,7 +102,7 @@ jg_status Guarded(Body&& body) noexcept {
   } catch (const std::exception& e) {
     // The core's other runtime errors (a worker thread the system refused)
     // are Python RuntimeErrors: the lifecycle status.
-    t_error = e.what();
+    t_error = joltgym::ClipMiddle(e.what(), kMaxMessage);
     return dynamic_cast<const std::runtime_error*>(&e) != nullptr ? JG_ERR_STATE : JG_ERR_INTERNAL;
   } catch (...) {
     t_error = "unknown error";
@@ -334,6 +338,10 @@ struct PoolState {
   jg_buffers batch_own{}, batch_current{};
   std::unique_ptr<std::int32_t[]> batch_ids_own;
   std::int32_t* batch_ids = nullptr;
+  // The fork generation (fork_guard.h) the pool last ran in: a call in a
+  // forked child first forgets the worlds in flight at the fork (lost: the
+  // workers stepping them do not exist there), as the Python binding does.
+  std::uint64_t fork_generation = joltgym::ForkGeneration();
 };
 
 // Handles: slot + 1 in the low 32 bits, the slot's generation in the high
@@ -413,6 +421,10 @@ std::unique_lock<std::mutex> Enter(PoolState& state, const char* call) {
                     "expected one call at a time per pool (use one pool per thread, or a lock)");
   }
   if (!state.pool) throw StateError("WorldPool is closed; expected an open pool (create a new one)");
+  if (state.fork_generation != joltgym::ForkGeneration()) {
+    state.pool->AbandonInFlight();
+    state.fork_generation = joltgym::ForkGeneration();
+  }
   return lock;
 }
 
@@ -484,6 +496,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   made->SetEpisodeLimit(c.max_episode_steps);
   state->task = made;
   const joltgym::Task& t = *made;
+  joltgym::CheckPoolFits(t, num_envs);
 
   const std::size_t n = static_cast<std::size_t>(num_envs), a = t.num_agents(), ad = t.act_dim();
   jg_dims& d = state->dims;

@@ -82,6 +82,10 @@ class Parser {
     const std::size_t digits = pos_;
     while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
     if (pos_ == digits) Fail("expected a value");
+    if (s_[digits] == '0' && pos_ - digits > 1) {  // RFC 8259: no leading zeros
+      pos_ = digits;
+      Fail("a number has a leading zero (expected 0, or digits from 1 to 9 first)");
+    }
     bool integer = true;
     if (pos_ < s_.size() && s_[pos_] == '.') {
       integer = false;

@@ -54,7 +54,7 @@ class JsonParamInput final : public ParamInput {
   int CompareInt(long bound) const override;
   long Int() const override;
   std::string Text() const override { return value_.text; }
-  std::string Repr() const override { return PythonRepr(value_); }
+  std::string Repr() const override { return ClipMiddle(PythonRepr(value_)); }
   std::string TypeName() const override;
 
  private:

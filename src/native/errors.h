@@ -6,6 +6,60 @@
 
 namespace joltgym {
 
+// `text` with every byte that is not part of valid UTF-8 written as \xNN: a
+// message quoting a path whose name is not UTF-8 stays valid text (Python
+// decodes messages strictly; an invalid byte would replace the error with a
+// UnicodeDecodeError).
+inline std::string ValidUtf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto byte = [&text](std::size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0; };
+  const auto in = [](unsigned char c, unsigned char low, unsigned char high) { return c >= low && c <= high; };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = byte(i);
+    std::size_t length = 0;  // of a valid sequence starting at i (RFC 3629), or 0
+    if (c < 0x80) {
+      length = 1;
+    } else if (in(c, 0xC2, 0xDF)) {
+      length = in(byte(i + 1), 0x80, 0xBF) ? 2 : 0;
+    } else if (in(c, 0xE0, 0xEF)) {
+      const unsigned char low = c == 0xE0 ? 0xA0 : 0x80, high = c == 0xED ? 0x9F : 0xBF;
+      length = in(byte(i + 1), low, high) && in(byte(i + 2), 0x80, 0xBF) ? 3 : 0;
+    } else if (in(c, 0xF0, 0xF4)) {
+      const unsigned char low = c == 0xF0 ? 0x90 : 0x80, high = c == 0xF4 ? 0x8F : 0xBF;
+      length = in(byte(i + 1), low, high) && in(byte(i + 2), 0x80, 0xBF) && in(byte(i + 3), 0x80, 0xBF) ? 4 : 0;
+    }
+    if (length == 0) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(text, i, length);
+      i += length;
+    }
+  }
+  return out;
+}
+
+// `text` cut to about `limit` bytes for quoting a caller's input in a message
+// (a 20 MB path must not make a 20 MB message): its head and tail are kept,
+// cut at UTF-8 character boundaries, around a note of how much was left out;
+// bytes that are not UTF-8 are written as \xNN (ValidUtf8).
+inline std::string ClipMiddle(const std::string& raw, std::size_t limit = 240) {
+  const std::string text = ValidUtf8(raw);
+  if (text.size() <= limit) return text;
+  auto boundary = [&text](std::size_t at) {  // back to the start of a character
+    while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    return at;
+  };
+  const std::size_t head = boundary(limit * 2 / 3);
+  const std::size_t tail = boundary(text.size() - limit / 3);
+  return text.substr(0, head) + "...(" + std::to_string(tail - head) + " bytes cut)..." +
+         text.substr(tail);
+}
+
 // A model file that does not exist (Python: FileNotFoundError).
 class FileNotFound : public std::runtime_error {
  public:

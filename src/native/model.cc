@@ -30,6 +30,8 @@ std::string Printable(const std::string& text) {
   return out;
 }
 
+std::string ClipPath(const std::string& path) { return ClipMiddle(Printable(path)); }
+
 const char* FileKind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
@@ -127,8 +129,9 @@ void CheckReferencedFiles(const std::string& root, const std::string& path,
       struct stat info{};
       if (stat(candidate.c_str(), &info) != 0) continue;
       if (!S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
-        throw BadValue("MJCF file '" + root + "' refers to '" + candidate + "' (<" + a.element +
-                       " " + a.name + "=\"" + a.value + "\">), which is " + FileKind(info.st_mode) +
+        throw BadValue("MJCF file '" + ClipPath(root) + "' refers to '" + ClipPath(candidate) + "' (<" +
+                       a.element + " " + a.name + "=\"" + ClipPath(a.value) + "\">), which is " +
+                       FileKind(info.st_mode) +
                        "; expected a regular file");
       }
       if (a.element == "include" && S_ISREG(info.st_mode)) {
@@ -142,15 +145,18 @@ void CheckReferencedFiles(const std::string& root, const std::string& path,
 
 void RequireModelFile(const std::string& path) {
   if (path.find('\0') != std::string::npos) {
-    throw BadValue("MJCF file path '" + Printable(path) +
+    throw BadValue("MJCF file path '" + ClipPath(path) +
                    "' contains a NUL byte; expected a path without NUL bytes");
   }
   struct stat info{};
-  if (path.empty() || stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) {
-    throw FileNotFound("MJCF file '" + path + "' does not exist (expected a readable model file)");
+  if (!path.empty() && stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw BadValue("MJCF file '" + ClipPath(path) + "' is a directory (expected a readable model file)");
+  }
+  if (path.empty() || stat(path.c_str(), &info) != 0) {
+    throw FileNotFound("MJCF file '" + ClipPath(path) + "' does not exist (expected a readable model file)");
   }
   if (!S_ISREG(info.st_mode)) {
-    throw BadValue("MJCF file '" + path + "' is " + FileKind(info.st_mode) +
+    throw BadValue("MJCF file '" + ClipPath(path) + "' is " + FileKind(info.st_mode) +
                    "; expected a regular model file");
   }
   std::set<std::string> visited;
@@ -189,7 +195,7 @@ ModelPtr LoadModel(const std::string& path, bool simulated) {
       &report);
   if (!ok) {
     if (model != nullptr) mj_deleteModel(model);
-    throw MujocoError("MuJoCo failed loading MJCF file '" + path + "': " + report.error_message,
+    throw MujocoError("MuJoCo failed loading MJCF file '" + ClipPath(path) + "': " + ClipMiddle(report.error_message, 2000),
                       report.error == MujocoReport::Error::kOutOfMemory);
   }
   if (model == nullptr) {

@@ -41,6 +41,10 @@ struct ParamValue {
 // Checked at the binding (bindings/checks.cc, ConvertParams); tasks keep their
 // own finer checks (reset_noise_scale >= 0, spawn_distance < ring_radius).
 inline constexpr double kMaxRealParam = 1e6;
+// The most mj_step calls one env step may take (frame_skip): Gymnasium's
+// tasks use 2 to 5, and one step of 1000 already simulates seconds. A larger
+// value makes a single step, which cannot be interrupted, run for minutes.
+inline constexpr long kMaxFrameSkip = 1000;
 
 struct ParamSpec {
   std::string name;

@@ -165,6 +165,13 @@ class Task {
   // their defaults when a world is created.
   virtual void InitScratch(double* /*scratch*/) const {}
   const std::vector<std::pair<std::string, int>>& episode_options() const { return options_; }
+  // [min, max] of the option in `slot` (OptionSlot).
+  std::pair<double, double> OptionRange(int slot) const {
+    for (std::size_t k = 0; k < options_.size(); ++k) {
+      if (options_[k].second == slot) return option_ranges_[k];
+    }
+    return {-kMaxRealParam, kMaxRealParam};
+  }
   int OptionSlot(const std::string& name) const {
     for (const auto& [option, slot] : options_) {
       if (option == name) return slot;
@@ -181,8 +188,12 @@ class Task {
   }
   void SetScratchSize(int size) { scratch_size_ = size; }
   void SetFrameSkip(int frame_skip) { frame_skip_ = frame_skip; }
-  void AddEpisodeOption(const std::string& name, int scratch_slot) {
+  // An episode option and the values it takes (by default those of a real
+  // keyword argument, params.h): the front ends refuse others, naming them.
+  void AddEpisodeOption(const std::string& name, int scratch_slot, double min = -kMaxRealParam,
+                        double max = kMaxRealParam) {
     options_.emplace_back(name, scratch_slot);
+    option_ranges_.emplace_back(min, max);
   }
   InfoLayout& mutable_info() { return info_; }
   void SetCamera(const RenderCamera& camera) { camera_ = camera; }
@@ -201,6 +212,7 @@ class Task {
   int frame_skip_ = 1;
   int episode_limit_ = 0;
   std::vector<std::pair<std::string, int>> options_;
+  std::vector<std::pair<double, double>> option_ranges_;  // per option, [min, max]
   InfoLayout info_;
   RenderCamera camera_;
   std::string agent_prefix_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -51,6 +52,12 @@ struct ThreadPool::Crew {
   };
   Fn fn = nullptr;
   void* context = nullptr;
+  // The current job's interrupt poll (the caller's alone) and whether it
+  // stopped the job: every thread then skips the items not yet started.
+  Poll poll = nullptr;
+  void* poll_context = nullptr;
+  std::chrono::steady_clock::time_point next_poll;
+  std::atomic<bool> cancelled{false};
   int num_shares = 0;
   std::unique_ptr<Share[]> shares;
   std::atomic<int> active_workers{0};
@@ -248,8 +255,30 @@ struct ThreadPool::Crew {
     }
   }
 
-  void RunShare(Share& share) {
+  // The caller's poll, when due: true once the job is cancelled.
+  bool PollDue() {
+    if (poll == nullptr) return false;
+    if (cancelled.load(std::memory_order_relaxed)) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_poll) return false;
+    if (poll(poll_context)) {
+      cancelled.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    next_poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(kPollIntervalMs);
+    return false;
+  }
+
+  void StartPolling(Poll job_poll, void* job_poll_context) {
+    poll = job_poll;
+    poll_context = job_poll_context;
+    cancelled.store(false, std::memory_order_relaxed);
+    next_poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(kPollIntervalMs);
+  }
+
+  void RunShare(Share& share, bool caller) {
     for (;;) {
+      if (caller ? PollDue() : cancelled.load(std::memory_order_relaxed)) return;
       const int item = share.next.fetch_add(1, std::memory_order_relaxed);
       if (item >= share.end) return;
       fn(context, item);
@@ -257,12 +286,23 @@ struct ThreadPool::Crew {
   }
 
   void RunItems(int self) {
-    for (int k = 0; k < num_shares; ++k) RunShare(shares[(self + k) % num_shares]);
+    for (int k = 0; k < num_shares; ++k) RunShare(shares[(self + k) % num_shares], self == 0);
   }
 
-  void Run(int n, Fn job, void* job_context) {
+  // The serial job (no workers): the same polling, on the caller.
+  bool RunSerial(int n, Fn job, void* job_context, Poll job_poll, void* job_poll_context) {
+    StartPolling(job_poll, job_poll_context);
+    for (int i = 0; i < n; ++i) {
+      if (PollDue()) return false;
+      job(job_context, i);
+    }
+    return true;
+  }
+
+  bool Run(int n, Fn job, void* job_context, Poll job_poll, void* job_poll_context) {
     fn = job;
     context = job_context;
+    StartPolling(job_poll, job_poll_context);
     for (int t = 0; t < num_shares; ++t) {
       shares[t].next.store(static_cast<int>(static_cast<long>(n) * t / num_shares),
                            std::memory_order_relaxed);
@@ -283,9 +323,11 @@ struct ThreadPool::Crew {
       if (spins < kSpinIterations) {
         JOLTGYM_PAUSE();
       } else {
+        (void)PollDue();
         std::this_thread::yield();
       }
     }
+    return !cancelled.load(std::memory_order_relaxed);
   }
 
   void WorkerLoop(int self) {
@@ -368,14 +410,13 @@ void ThreadPool::Collect(int* out, int count) {
   crew_->Collect(out, count);
 }
 
-void ThreadPool::ParallelFor(int count, Fn fn, void* context) {
-  if (count <= 0) return;
+bool ThreadPool::ParallelFor(int count, Fn fn, void* context) {
+  if (count <= 0) return true;
   RestartIfForked();
   if (crew_->workers.empty() || count == 1) {
-    for (int i = 0; i < count; ++i) fn(context, i);
-    return;
+    return crew_->RunSerial(count, fn, context, poll_, poll_context_);
   }
-  crew_->Run(count, fn, context);
+  return crew_->Run(count, fn, context, poll_, poll_context_);
 }
 
 void ThreadPool::FailNextThreadStarts(int count) {

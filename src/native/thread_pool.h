@@ -46,12 +46,28 @@ class ThreadPool {
   // Runs fn over [0, count) and returns when every item is done. Not
   // reentrant: one ParallelFor at a time per pool. In a forked child it first
   // restarts the workers (and throws like the constructor if it cannot).
-  void ParallelFor(int count, Fn fn, void* context);
+  //
+  // With an interrupt poll set (SetInterruptPoll), the calling thread calls
+  // it between its items and while it waits for the workers, at most every
+  // kPollInterval; once it returns true the items not yet started are
+  // skipped (each item either ran whole or not at all) and ParallelFor
+  // returns false. Otherwise it returns true.
+  bool ParallelFor(int count, Fn fn, void* context);
 
   template <typename Body>
-  void ParallelFor(int count, Body& body) {
-    ParallelFor(
+  bool ParallelFor(int count, Body& body) {
+    return ParallelFor(
         count, [](void* ctx, int i) { (*static_cast<Body*>(ctx))(i); }, &body);
+  }
+
+  // A long job's chance to notice an interruption (a pending signal: see the
+  // Python binding), called on the thread that runs ParallelFor; true stops
+  // the job. nullptr (the default) never polls.
+  using Poll = bool (*)(void* context);
+  static constexpr int kPollIntervalMs = 20;
+  void SetInterruptPoll(Poll poll, void* context) {
+    poll_ = poll;
+    poll_context_ = context;
   }
 
   // Asynchronous items fn(context, item), item in [0, num_items): sets the
@@ -79,6 +95,8 @@ class ThreadPool {
   int num_threads_;
   std::uint64_t fork_generation_;
   std::unique_ptr<Crew> crew_;
+  Poll poll_ = nullptr;
+  void* poll_context_ = nullptr;
   int async_items_ = 0;
   Fn async_fn_ = nullptr;
   void* async_context_ = nullptr;

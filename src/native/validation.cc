@@ -1,9 +1,13 @@
 #include "validation.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -93,7 +97,7 @@ Params ConvertParams(const std::vector<ParamSpec>& specs,
     }
     if (spec == nullptr) {
       std::ostringstream msg;
-      msg << owner << " got an unexpected keyword argument '" << name << "'; allowed:";
+      msg << owner << " got an unexpected keyword argument '" << ClipMiddle(name) << "'; allowed:";
       for (std::size_t i = 0; i < specs.size(); ++i) msg << (i ? ", " : " ") << specs[i].name;
       throw BadType(msg.str());
     }
@@ -182,6 +186,130 @@ void CopyFinite(const double* source, double* target, std::size_t count, const c
                      " at index " + std::to_string(k));
     }
   }
+}
+
+namespace {
+
+// One world's bytes in a pool: `resident`, what it touches (its mjData's main
+// buffer, which mj_resetData clears, and the pool's and a front end's
+// per-world buffers, 2x), and `mapped`, what it reserves (the arena too,
+// which MuJoCo allocates whole but whose pages stay untouched until used:
+// Humanoid's is 14 MiB, of which a step uses a few hundred KiB).
+struct WorldBytes {
+  std::uint64_t resident;
+  std::uint64_t mapped;
+};
+
+WorldBytes BytesOfWorld(const Task& task) {
+  const mjModel* m = task.model();
+  std::uint64_t buffer = 0, arena = static_cast<std::uint64_t>(m->narena);
+  if (mjData* d = mj_makeData(m)) {
+    buffer = static_cast<std::uint64_t>(d->nbuffer);
+    arena = static_cast<std::uint64_t>(d->narena);
+    mj_deleteData(d);
+  }
+  const std::uint64_t a = static_cast<std::uint64_t>(task.num_agents());
+  const std::uint64_t floats = a * (2 * static_cast<std::uint64_t>(task.obs_dim()) +
+                                    3 * static_cast<std::uint64_t>(task.act_dim()) + 1);
+  const std::uint64_t doubles = a * 2 * static_cast<std::uint64_t>(task.info_layout().width()) +
+                                static_cast<std::uint64_t>(task.scratch_size());
+  const std::uint64_t buffers = 4 * floats + 8 * doubles + 2 * a + 64;
+  const std::uint64_t resident = sizeof(mjData) + buffer + 2 * buffers + 512;  // + the World object
+  return {resident, resident + arena};
+}
+
+}  // namespace
+
+std::uint64_t BytesPerWorld(const Task& task) { return BytesOfWorld(task).resident; }
+
+namespace {
+
+std::uint64_t ReadNumber(const char* path) {  // a file holding one number, or UINT64_MAX
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+std::uint64_t MemInfo(const std::string& key) {  // /proc/meminfo's `key` in bytes, or UINT64_MAX
+  std::ifstream in("/proc/meminfo");
+  std::string name;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> name >> kib) {
+    std::getline(in, unit);
+    if (name == key + ":") return kib * 1024;
+  }
+  return std::numeric_limits<std::uint64_t>::max();
+}
+
+std::uint64_t MappedBytes() {  // this process's virtual size (VmSize), or 0
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 7, "VmSize:") == 0) return std::strtoull(line.c_str() + 7, nullptr, 10) * 1024;
+  }
+  return 0;
+}
+
+constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+
+// Memory the process may still fill: MemAvailable with free swap, and the
+// cgroup's memory.max less its usage.
+std::uint64_t AvailablePhysical() {
+  std::uint64_t available = kUnknown;
+  const std::uint64_t mem = MemInfo("MemAvailable");
+  if (mem != kUnknown) {
+    const std::uint64_t swap = MemInfo("SwapFree");
+    available = mem + (swap == kUnknown ? 0 : swap);
+  }
+  const std::uint64_t cgroup_max = ReadNumber("/sys/fs/cgroup/memory.max");
+  if (cgroup_max != kUnknown) {
+    const std::uint64_t used = ReadNumber("/sys/fs/cgroup/memory.current");
+    available = std::min(available, used != kUnknown && cgroup_max > used ? cgroup_max - used : 0);
+  }
+  return available;
+}
+
+// Address space the process may still map: RLIMIT_AS less what is mapped.
+std::uint64_t AvailableAddressSpace() {
+  struct rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kUnknown;
+  const std::uint64_t cap = static_cast<std::uint64_t>(limit.rlim_cur);
+  const std::uint64_t mapped = MappedBytes();
+  return cap > mapped ? cap - mapped : 0;
+}
+
+}  // namespace
+
+std::uint64_t AvailableMemory() { return std::min(AvailablePhysical(), AvailableAddressSpace()); }
+
+void CheckPoolFits(const Task& task, long num_envs) {
+  // What the worlds touch against the memory left, and what they map
+  // against the address space left (RLIMIT_AS counts untouched pages too).
+  const WorldBytes bytes = BytesOfWorld(task);
+  const std::uint64_t n = static_cast<std::uint64_t>(num_envs);
+  const std::uint64_t physical = AvailablePhysical(), address_space = AvailableAddressSpace();
+  const bool by_space = bytes.mapped * n > address_space;
+  if (bytes.resident * n <= physical && !by_space) return;
+  const std::uint64_t per_world = by_space ? bytes.mapped : bytes.resident;
+  const std::uint64_t needed = per_world * n;
+  const std::uint64_t available = by_space ? address_space : physical;
+  auto mib = [](std::uint64_t count) {
+    std::ostringstream out;
+    out.precision(count >= (10ULL << 20) ? 0 : 2);
+    out << std::fixed << static_cast<double>(count) / (1 << 20) << " MiB";
+    return out.str();
+  };
+  // The out-of-memory error (Python's MemoryError, JG_ERR_OUT_OF_MEMORY),
+  // raised before anything is allocated.
+  throw MujocoError("num_envs=" + std::to_string(num_envs) + " needs about " + mib(needed) + " (" +
+                        mib(per_world) + " per world of this task), more than the " + mib(available) +
+                        " this process can still allocate; expected at most " +
+                        std::to_string(per_world > 0 ? available / per_world : 0) + " worlds",
+                    /*out_of_memory=*/true);
 }
 
 AutoresetMode ParseAutoresetMode(const std::string& name) {
@@ -300,6 +428,13 @@ void SendIdChecker::Check(const WorldPool& pool, const int* ids, int count) {
 std::string NotReceivableMessage(const WorldPool& pool, int batch_size) {
   const int in_flight = pool.in_flight();
   if (in_flight == 0) {
+    int lost = 0;
+    for (int i = 0; i < pool.num_envs(); ++i) lost += pool.lost(i) ? 1 : 0;
+    if (lost > 0) {
+      return "recv() called with no worlds in flight: the " + std::to_string(lost) +
+             " worlds in flight when this process forked were lost (their steps ran in the "
+             "parent); expected reset_all() (or async_reset()) first";
+    }
     return "recv() called with no worlds in flight; expected send(actions, env_ids) (or "
            "async_reset()) first";
   }

@@ -84,6 +84,26 @@ void CopyFinite(const double* source, double* target, std::size_t count, const c
 // The most worlds one pool may hold.
 inline constexpr long kMaxNumEnvs = 1L << 20;
 
+// The bytes one world of `task` fills in a pool: its mjData's main buffer (as
+// MuJoCo sizes it for this model) and the pool's own per-world state and
+// buffers (observations, final observations, infos, actions, ...), of the
+// core and of a front end's copies (2x). Its arena, which MuJoCo reserves
+// whole but touches only as a step needs, counts against RLIMIT_AS only.
+std::uint64_t BytesPerWorld(const Task& task);
+
+// The bytes this process may still allocate, as far as the system tells:
+// the least of the memory available (MemAvailable, with free swap), the
+// address-space limit (RLIMIT_AS) less what is mapped, and the cgroup's
+// memory limit less its usage. UINT64_MAX if nothing could be read.
+std::uint64_t AvailableMemory();
+
+// Refuses (MujocoError with out_of_memory(): Python's MemoryError, the C
+// API's JG_ERR_OUT_OF_MEMORY; with the figures) a pool of `num_envs` worlds
+// of `task` that cannot fit: the bytes they fill beyond the memory left, or
+// the bytes they map (arenas included) beyond RLIMIT_AS. A clean error
+// instead of a MemoryError half-way, or the kernel's OOM killer.
+void CheckPoolFits(const Task& task, long num_envs);
+
 // "next_step" / "same_step", or BadValue.
 AutoresetMode ParseAutoresetMode(const std::string& name);
 

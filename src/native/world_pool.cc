@@ -183,14 +183,14 @@ void WorldPool::ResetWorld(int i) {
   lost_[i] = 0;
 }
 
-void WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
+bool WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
   Drain();
   auto body = [this, reseed, &seed](int i) {
     if (reseed || !seeded_[i]) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
     seeded_[i] = 1;
     ResetWorld(i);
   };
-  threads_.ParallelFor(num_envs(), body);
+  return threads_.ParallelFor(num_envs(), body);
 }
 
 void WorldPool::ResetOne(int index, bool reseed, const SeedWords& seed) {
@@ -229,9 +229,9 @@ void WorldPool::StepWorld(int i, const float* actions) {
   buffers_.elapsed[i] = 0;
 }
 
-void WorldPool::StepAll(const float* actions) {
+bool WorldPool::StepAll(const float* actions) {
   auto body = [this, actions](int i) { StepWorld(i, actions); };
-  threads_.ParallelFor(num_envs(), body);
+  return threads_.ParallelFor(num_envs(), body);
 }
 
 }  // namespace joltgym

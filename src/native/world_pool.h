@@ -39,7 +39,11 @@ class WorldPool {
   // Gymnasium's SyncVectorEnv seeds its envs; otherwise each world's random
   // stream continues, and a world never seeded yet is seeded seed + i (the
   // front ends pass fresh entropy then: see any_unseeded()).
-  void ResetAll(bool reseed, const SeedWords& seed);
+  //
+  // ResetAll and StepAll return false if the interrupt poll (see
+  // SetInterruptPoll) stopped them: each world was then either reset (or
+  // stepped) whole or left as it was, its rows of the buffers with it.
+  bool ResetAll(bool reseed, const SeedWords& seed);
   // Resets world `index`; seeds it with `seed` first if `reseed` or if it was
   // never seeded.
   void ResetOne(int index, bool reseed, const SeedWords& seed);
@@ -49,7 +53,10 @@ class WorldPool {
   bool seeded(int index) const { return seeded_[index] != 0; }
   // One step of every world, actions [num_envs, num_agents, act_dim].
   // Nothing may be in flight.
-  void StepAll(const float* actions);
+  bool StepAll(const float* actions);
+  // The thread pool's interrupt poll (ThreadPool::SetInterruptPoll), for
+  // ResetAll and StepAll.
+  void SetInterruptPoll(ThreadPool::Poll poll, void* context) { threads_.SetInterruptPoll(poll, context); }
 
   // Asynchronous stepping. Send() queues one step of each of `count` worlds
   // (steppable, none in flight), reading world i's action from row i of
@@ -74,6 +81,8 @@ class WorldPool {
   // may have been half-way through one); they wait for a reset.
   void AbandonInFlight();
   bool lost(int index) const { return lost_[index] != 0; }
+  // NEXT_STEP: world `index`'s episode ended and its next step only resets it.
+  bool awaiting_autoreset(int index) const { return needs_reset_[index] != 0; }
 
   int num_envs() const { return static_cast<int>(worlds_.size()); }
   int num_threads() const { return threads_.num_threads(); }

@@ -34,6 +34,37 @@ bool IsReal(py::handle value) {
          py::isinstance(value, py::module_::import("numpy").attr("floating"));
 }
 
+}  // namespace
+
+std::string Utf8(py::handle text, const char* what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (data == nullptr) {  // a lone surrogate ('\ud800') has no UTF-8 form
+    PyErr_Clear();
+    throw py::value_error(std::string(what) + " should be text that UTF-8 can encode, got " +
+                          ClipRepr(py::repr(text).cast<std::string>()));
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+bool IsAligned(py::handle array) {
+  return (py::reinterpret_borrow<py::array>(array).flags() & kAlignedFlag) != 0;
+}
+
+CInteger ToCInteger(py::handle value) {
+  // operator.index() gives an exact int (CPython >= 3.10), whatever
+  // comparisons or conversions an int subclass defines; from there on the
+  // value is a C integer and every comparison is C++'s.
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return {v, overflow};
+}
+
+namespace {
+
 // A Python keyword-argument value as the core's ConvertParams sees it.
 class PyParamInput final : public ParamInput {
  public:
@@ -57,14 +88,25 @@ class PyParamInput final : public ParamInput {
   double Real() const override { return value_.cast<double>(); }
   bool Bool() const override { return value_.cast<bool>(); }
   int CompareInt(long bound) const override {
-    const py::int_ v(value_);
-    return v < py::int_(bound) ? -1 : v > py::int_(bound) ? 1 : 0;
+    const CInteger v = ToCInteger(value_);
+    if (v.overflow != 0) return v.overflow;
+    return v.value < bound ? -1 : v.value > bound ? 1 : 0;
   }
-  long Int() const override { return py::int_(value_).cast<long>(); }
+  long Int() const override { return static_cast<long>(ToCInteger(value_).value); }
   std::string Text() const override {
-    return py::str(py::module_::import("os").attr("fspath")(value_)).cast<std::string>();
+    // os.fsencode: a path's bytes as the file system has them (a name that
+    // is not UTF-8 arrives with surrogate escapes, which UTF-8 cannot encode).
+    py::object bytes;
+    try {
+      bytes = py::module_::import("os").attr("fsencode")(value_);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_UnicodeError)) throw;
+      throw py::value_error("a path should be encodable in the file system's encoding, got " +
+                            Repr());
+    }
+    return bytes.cast<std::string>();
   }
-  std::string Repr() const override { return bindings::Repr(value_); }
+  std::string Repr() const override { return ClipMiddle(bindings::Repr(value_)); }
   std::string TypeName() const override { return bindings::TypeName(value_); }
 
  private:
@@ -83,7 +125,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   // Fast path: already a C-contiguous float32 array of the right shape (what
   // the vector envs and most policies pass): check values, no conversion.
   using Float32C = py::array_t<float, py::array::c_style>;
-  if (py::isinstance<Float32C>(value)) {
+  if (py::isinstance<Float32C>(value) && IsAligned(value)) {
     auto floats = py::reinterpret_borrow<Float32C>(value);
     bool same_shape = floats.ndim() == static_cast<py::ssize_t>(shape.size());
     for (size_t i = 0; same_shape && i < shape.size(); ++i) same_shape = floats.shape(i) == shape[i];
@@ -133,7 +175,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   const bool is_float32 = array.dtype().is(py::dtype::of<float>());
   if (is_float32) {
     // The common case: no copy unless the layout is not C-contiguous.
-    auto floats = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+    auto floats = py::array_t<float, kReadable>::ensure(array);
     if (!floats) throw py::error_already_set();
     const float* data = floats.data();
     for (py::ssize_t i = 0; i < floats.size(); ++i) {
@@ -143,7 +185,7 @@ py::array_t<float, py::array::c_style> CheckFloatArray(py::handle value,
   }
   // Other float dtypes go through float64 (exact for float16/32/64), and are
   // narrowed here, after a range check, so that NumPy never warns on a cast.
-  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  auto doubles = py::array_t<double, kReadable>::ensure(array);
   if (!doubles) throw py::error_already_set();
   const double* data = doubles.data();
   constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
@@ -175,7 +217,7 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
     throw py::value_error(std::string(what) + " should have shape (" + std::to_string(size) +
                           ",), got " + ShapeString(array));
   }
-  auto doubles = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+  auto doubles = py::array_t<double, kReadable>::ensure(array);
   if (!doubles) throw py::error_already_set();
   for (py::ssize_t i = 0; i < size; ++i) {
     if (!std::isfinite(doubles.data()[i])) {
@@ -202,7 +244,10 @@ Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs
   std::vector<std::string> names;
   inputs.reserve(py::len(kwargs));
   for (auto item : kwargs) {
-    names.push_back(py::str(item.first).cast<std::string>());
+    if (!py::isinstance<py::str>(item.first)) {
+      throw py::type_error(owner + " keyword names should be str, got " + ClipMiddle(Repr(item.first)));
+    }
+    names.push_back(Utf8(item.first, "a keyword argument name"));
     inputs.emplace_back(item.second);
   }
   std::vector<std::pair<std::string, const ParamInput*>> given;

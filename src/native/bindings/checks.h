@@ -17,6 +17,15 @@ namespace joltgym::bindings {
 
 namespace py = pybind11;
 
+// NumPy's flag of an array whose items sit at addresses their type's
+// alignment allows. A view into a buffer at an odd offset (np.frombuffer(b,
+// offset=1)) is not aligned, and reading its items in place is undefined
+// behaviour: such arrays are copied (kReadable asks NumPy for an aligned
+// copy) before they are read.
+inline constexpr int kAlignedFlag = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+inline constexpr int kReadable = py::array::c_style | py::array::forcecast | kAlignedFlag;
+bool IsAligned(py::handle array);  // an ndarray's kAlignedFlag
+
 // "(64, 6)" for error messages (the core's ShapeString, and an array's).
 using joltgym::ShapeString;
 std::string ShapeString(const py::array& array);
@@ -41,6 +50,21 @@ py::array_t<double, py::array::c_style> CheckStateArray(py::handle value, py::ss
 // TypeError (BadType), bad values ValueError, with the core's messages.
 Params ConvertParams(const std::vector<ParamSpec>& specs, const py::dict& kwargs,
                      const std::string& owner);
+
+// A Python integer (int, a subclass, a NumPy integer: anything
+// operator.index() takes) converted once to a C integer: `overflow` is -1 or
+// 1 when it does not fit in a long long (`value` is then meaningless), else 0.
+// Range checks compare the C value, never through the object's own
+// comparison methods (an int subclass may define them to lie).
+struct CInteger {
+  long long value;
+  int overflow;
+};
+CInteger ToCInteger(py::handle value);
+
+// A Python str as UTF-8, all of it (NUL characters included), or ValueError
+// naming `what` for text UTF-8 cannot encode (a lone surrogate).
+std::string Utf8(py::handle text, const char* what);
 
 // An integer in [minimum, maximum] from a Python value (bool is not an int
 // here), or TypeError / ValueError naming the value and the range.

@@ -30,7 +30,10 @@ SeedWords SeedOrRandom(const py::object& seed) {
                            py::repr(seed).cast<std::string>());
     }
   }
-  const py::int_ value(seed);
+  // An exact int (operator.index), so that an int subclass's own
+  // comparisons and methods take no part in the checks below.
+  const auto value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  if (!value) throw py::error_already_set();
   if (value < py::int_(0)) {
     throw py::value_error("seed should be a non-negative int, got " +
                           py::repr(seed).cast<std::string>());
@@ -60,30 +63,44 @@ std::vector<std::pair<int, double>> ConvertOptions(const Task& task, const py::o
                          py::repr(options).cast<std::string>());
   }
   for (auto item : py::reinterpret_borrow<py::dict>(options)) {
-    const std::string name = py::str(item.first).cast<std::string>();
+    if (!py::isinstance<py::str>(item.first)) {
+      throw py::type_error("option names should be str, got " + ClipRepr(py::repr(item.first).cast<std::string>()));
+    }
+    // Every character of the name (a NUL included) is compared.
+    const std::string name = Utf8(item.first, "an option name");
     const int slot = task.OptionSlot(name);
     if (slot < 0) {
       std::string allowed;
       for (const auto& [option, _] : task.episode_options()) {
         allowed += (allowed.empty() ? "" : ", ") + option;
       }
-      throw py::value_error("unknown option '" + name + "'; allowed: " +
+      throw py::value_error("unknown option " + ClipRepr(py::repr(item.first).cast<std::string>()) + "; allowed: " +
                             (allowed.empty() ? std::string("none for this task") : allowed));
     }
     py::handle value = item.second;
-    const bool real = !py::isinstance<py::bool_>(value) &&
+    // Real numbers only: a complex (Python's or NumPy's) is not one, even
+    // with a zero imaginary part; bools are not numbers here.
+    const py::object numpy = py::module_::import("numpy");
+    const bool real = !py::isinstance<py::bool_>(value) && !py::isinstance(value, numpy.attr("bool_")) &&
                       (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
-                       py::isinstance(value, py::module_::import("numpy").attr("number")));
-    const double x = real ? value.cast<double>() : NAN;
-    if (!real || !std::isfinite(x)) {
-      throw py::value_error("option '" + name + "' should be a finite number, got " +
-                            py::repr(value).cast<std::string>());
+                       py::isinstance(value, numpy.attr("integer")) ||
+                       py::isinstance(value, numpy.attr("floating")));
+    const std::string repr = ClipRepr(py::repr(value).cast<std::string>());
+    double x = NAN;
+    if (real) {
+      x = PyFloat_AsDouble(value.ptr());  // an int too big for a double raises OverflowError
+      if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        x = NAN;
+      }
     }
-    // The default bound of the keyword arguments (params.h), for the same values.
-    if (std::fabs(x) > kMaxRealParam) {
-      throw py::value_error("option '" + name + "' should be in " +
-                            IntervalString(-kMaxRealParam, kMaxRealParam) + ", got " +
-                            py::repr(value).cast<std::string>());
+    if (!real || !std::isfinite(x)) {
+      throw py::value_error("option '" + name + "' should be a finite real number, got " + repr);
+    }
+    const auto [low, high] = task.OptionRange(slot);
+    if (!(x >= low && x <= high)) {
+      throw py::value_error("option '" + name + "' should be in " + IntervalString(low, high) +
+                            ", got " + repr);
     }
     writes.emplace_back(slot, x);
   }

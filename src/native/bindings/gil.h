@@ -57,19 +57,76 @@ inline void AcquireGil(PyThreadState* state, bool main_thread) {
 #endif
 }
 
+// What a long native call needs to notice a signal while it runs with the
+// GIL released (see PollSignals): the thread state WithoutGil saved, if this
+// is the main thread (the only one Python runs signal handlers on), and the
+// exception a handler raised. One per thread; nested WithoutGil calls (inside
+// WithGil) save and restore it.
+struct ReleasedGil {
+  PyThreadState* state = nullptr;  // the main thread's, while released; else null
+  const void* polling = nullptr;   // the object whose call is polling (PollSignals)
+  PyObject* error_type = nullptr;  // a handler's exception, owned, until rethrown
+  PyObject* error_value = nullptr;
+  PyObject* error_traceback = nullptr;
+};
+inline ReleasedGil& ThisThreadReleasedGil() {
+  thread_local ReleasedGil released;
+  return released;
+}
+
+// Called (through ThreadPool's interrupt poll) on a thread inside WithoutGil:
+// if it is the main thread, takes the GIL back, runs the Python signal
+// handlers of any pending signal (PyErr_CheckSignals) and releases the GIL
+// again. True if a handler raised (KeyboardInterrupt for Ctrl-C, whatever a
+// SIGALRM handler raises): its exception is kept and WithoutGil raises it
+// once the native call has stopped. `owner` is the object whose call polls:
+// while its handlers run, IsPolling(owner) is true on this thread, so that
+// the object can refuse a handler calling back into it (its lock is held).
+inline bool PollSignals(const void* owner) {
+  ReleasedGil& released = ThisThreadReleasedGil();
+  if (released.state == nullptr || released.error_type != nullptr) return released.error_type != nullptr;
+  PyEval_RestoreThread(released.state);
+  const void* outer = released.polling;
+  released.polling = owner;
+  const bool raised = PyErr_CheckSignals() != 0;
+  released.polling = outer;
+  if (raised) PyErr_Fetch(&released.error_type, &released.error_value, &released.error_traceback);
+  released.state = PyEval_SaveThread();
+  return raised;
+}
+
+inline bool IsPolling(const void* owner) { return ThisThreadReleasedGil().polling == owner; }
+
 // Runs fn() with the GIL released. fn must not touch Python objects; C++
-// exceptions it throws propagate once the GIL is held again.
+// exceptions it throws propagate once the GIL is held again, and so does the
+// exception of a signal handler that PollSignals ran meanwhile.
 template <typename Fn>
 void WithoutGil(Fn&& fn) {
   const bool main_thread = PyThread_get_thread_ident() == MainThreadIdent();
+  ReleasedGil& released = ThisThreadReleasedGil();
+  PyThreadState* const outer = released.state;
   PyThreadState* state = PyEval_SaveThread();
+  released.state = main_thread ? state : nullptr;
   try {
     fn();
   } catch (...) {
+    released.state = outer;
     AcquireGil(state, main_thread);
+    if (released.error_type != nullptr) {  // fn's own exception wins
+      Py_XDECREF(released.error_type);
+      Py_XDECREF(released.error_value);
+      Py_XDECREF(released.error_traceback);
+      released.error_type = released.error_value = released.error_traceback = nullptr;
+    }
     throw;
   }
+  released.state = outer;
   AcquireGil(state, main_thread);
+  if (released.error_type != nullptr) {
+    PyErr_Restore(released.error_type, released.error_value, released.error_traceback);
+    released.error_type = released.error_value = released.error_traceback = nullptr;
+    throw pybind11::error_already_set();
+  }
 }
 
 // The reverse, inside WithoutGil: runs fn() with the GIL held.

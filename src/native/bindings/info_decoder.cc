@@ -1,6 +1,8 @@
 #include "info_decoder.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace joltgym::bindings {
@@ -41,15 +43,28 @@ InfoDecoder::InfoDecoder(const InfoLayout& layout)
   }
 }
 
+namespace {
+
+// An info value the core wrote as a double, as an integer. Rows may come from
+// the caller (decoder.rows(any_array)): a NaN or a value beyond long long
+// (whose conversion is undefined behaviour) reads as 0 or the nearest end.
+long long ToInteger(double x) {
+  constexpr double kLimit = 9.2e18;  // just inside long long's range
+  if (std::isnan(x)) return 0;
+  return static_cast<long long>(std::clamp(x, -kLimit, kLimit));
+}
+
+}  // namespace
+
 py::object InfoDecoder::Value(const InfoField& field, const py::str&, const double* row) const {
   const double x = row[field.offset];
   switch (field.kind) {
     case InfoKind::kInteger:
-      return py::int_(static_cast<long long>(x));
+      return py::int_(ToInteger(x));
     case InfoKind::kLabel: {
       const auto& labels = labels_[&field - fields_.data()];
-      const long i = static_cast<long>(x);
-      if (i >= 0 && i < static_cast<long>(labels.size())) return labels[i];
+      const long long i = ToInteger(x);
+      if (i >= 0 && i < static_cast<long long>(labels.size())) return labels[static_cast<std::size_t>(i)];
       return py::int_(i);
     }
     case InfoKind::kReal:
@@ -80,30 +95,30 @@ py::dict InfoDecoder::Row(const double* row, bool reset) const {
   return info;
 }
 
-py::dict InfoDecoder::RowOf(const py::array_t<double, py::array::c_style>& row, bool reset) const {
+py::dict InfoDecoder::RowOf(const py::array_t<double, kReadable>& row, bool reset) const {
   if (row.ndim() != 1 || row.shape(0) != width_) {
     throw py::value_error("row should be a 1-d array of " + std::to_string(width_) + " values");
   }
   return Row(row.data(), reset);
 }
 
-py::list InfoDecoder::Rows(const py::array_t<double, py::array::c_style>& rows, bool reset) const {
+py::list InfoDecoder::Rows(const py::array_t<double, kReadable>& rows, bool reset) const {
   CheckRows(rows, width_, "rows");
   py::list out;
   for (py::ssize_t r = 0; r < rows.shape(0); ++r) out.append(Row(rows.data() + r * width_, reset));
   return out;
 }
 
-py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& rows,
-                              const py::array_t<bool, py::array::c_style>& valid,
+py::dict InfoDecoder::Columns(const py::array_t<double, kReadable>& rows,
+                              const py::array_t<bool, kReadable>& valid,
                               const py::object& step_valid) const {
   CheckRows(rows, width_, "rows");
   const py::ssize_t n = rows.shape(0);
   if (valid.ndim() != 1 || valid.shape(0) != n) throw py::value_error("valid should have one entry per row");
-  py::array_t<bool, py::array::c_style> step;
+  py::array_t<bool, kReadable> step;
   const bool has_step = !step_valid.is_none();
   if (has_step) {
-    step = step_valid.cast<py::array_t<bool, py::array::c_style>>();
+    step = step_valid.cast<py::array_t<bool, kReadable>>();
     if (step.ndim() != 1 || step.shape(0) != n) {
       throw py::value_error("step_valid should have one entry per row");
     }
@@ -112,10 +127,14 @@ py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& row
   const double* data = rows.data();
   for (size_t i = 0; i < fields_.size(); ++i) {
     const InfoField& field = fields_[i];
-    const bool* mask = field.at_reset ? valid.data() : (has_step ? step.data() : nullptr);
-    if (mask == nullptr || std::none_of(mask, mask + n, [](bool b) { return b; })) continue;
+    // The masks' bytes, read as bytes: a caller's bool array may hold bytes
+    // other than 0 and 1 (a uint8 array viewed as bool), and loading such a
+    // byte as a C++ bool is undefined behaviour.
+    const auto* mask = reinterpret_cast<const std::uint8_t*>(
+        field.at_reset ? valid.data() : (has_step ? step.data() : nullptr));
+    if (mask == nullptr || std::none_of(mask, mask + n, [](std::uint8_t b) { return b != 0; })) continue;
     py::array_t<bool> mask_out(n);
-    std::copy(mask, mask + n, mask_out.mutable_data());
+    for (py::ssize_t r = 0; r < n; ++r) mask_out.mutable_data()[r] = mask[r] != 0;
     py::object values;
     if (field.kind == InfoKind::kReal && field.size == 1 && field.scalar == InfoScalar::kFloat32) {
       py::array_t<float> array(n);  // the dtype Gymnasium's vector envs give a numpy.float32 entry
@@ -134,7 +153,7 @@ py::dict InfoDecoder::Columns(const py::array_t<double, py::array::c_style>& row
     } else if (field.kind == InfoKind::kInteger) {
       py::array_t<long long> array(n);
       for (py::ssize_t r = 0; r < n; ++r) {
-        array.mutable_data()[r] = mask[r] ? static_cast<long long>(data[r * width_ + field.offset]) : 0;
+        array.mutable_data()[r] = mask[r] ? ToInteger(data[r * width_ + field.offset]) : 0;
       }
       values = std::move(array);
     } else {

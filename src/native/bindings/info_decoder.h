@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../task.h"
+#include "checks.h"
 
 namespace joltgym::bindings {
 
@@ -22,15 +23,15 @@ class __attribute__((visibility("hidden"))) InfoDecoder {
   // One agent's info dict from its row ([width] doubles). With `reset`, only
   // the fields written at reset.
   py::dict Row(const double* row, bool reset) const;
-  py::dict RowOf(const py::array_t<double, py::array::c_style>& row, bool reset) const;
+  py::dict RowOf(const py::array_t<double, kReadable>& row, bool reset) const;
   // A list of dicts, one per row of `rows` ([n, width]).
-  py::list Rows(const py::array_t<double, py::array::c_style>& rows, bool reset) const;
+  py::list Rows(const py::array_t<double, kReadable>& rows, bool reset) const;
   // Gymnasium's batched vector info over rows ([n, width]): each key an array
   // over rows plus a boolean "_key" mask, zero (or None) outside the mask.
   // Reset-time fields are valid where `valid`, step-only fields where
   // `step_valid` (None: nowhere).
-  py::dict Columns(const py::array_t<double, py::array::c_style>& rows,
-                   const py::array_t<bool, py::array::c_style>& valid,
+  py::dict Columns(const py::array_t<double, kReadable>& rows,
+                   const py::array_t<bool, kReadable>& valid,
                    const py::object& step_valid) const;
 
   int width() const { return width_; }

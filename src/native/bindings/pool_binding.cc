@@ -61,6 +61,7 @@ class PyWorldPool {
     task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
     task_name_ = TaskRegistry::Get().Find(task_name).name;  // the native name of any spelling
     const Task& task = *task_;
+    CheckPoolFits(task, n);
     const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
     float64_ = ParseDtype(dtype, TaskRegistry::Get().Find(task_name).kind);
     auto real = [this](std::vector<py::ssize_t> shape) -> py::array {
@@ -106,6 +107,9 @@ class PyWorldPool {
     b.unstable = unstable_.mutable_data();
     b.elapsed = elapsed_.mutable_data();
     pool_->Bind(b);
+    // A long reset_all() / step_all() on the main thread notices signals
+    // (Ctrl-C, SIGALRM): see PollSignals.
+    pool_->SetInterruptPoll([](void* self) { return PollSignals(self); }, this);
     SetReals(recv_, recv_obs_, recv_reward_, recv_final_obs_);
     recv_.terminated = recv_terminated_.mutable_data();
     recv_.truncated = recv_truncated_.mutable_data();
@@ -287,6 +291,7 @@ class PyWorldPool {
     CopyFinite(checked_v.data(), v.data(), v.size(), "qvel");
     bool failed = false;
     bool busy = false;
+    bool ended = false;
     MujocoReport report;
     std::mutex& mutex = Mutex();
     WithoutGil([&] {
@@ -294,6 +299,9 @@ class PyWorldPool {
       if (pool_) {
         busy = pool_->in_flight(i);
         if (busy) return;
+        // Its next step would reset it and discard the state set.
+        ended = pool_->awaiting_autoreset(i);
+        if (ended) return;
         World& world = pool_->world(i);
         failed = world.failed();
         if (!failed) {
@@ -306,6 +314,12 @@ class PyWorldPool {
     });
     Open();
     if (busy) throw InFlightError("set_state()", i);
+    if (ended) {
+      throw StateError("set_state() called on world " + std::to_string(i) +
+                       ", whose episode ended (its next step only resets it, autoreset_mode="
+                       "'next_step'), so the state would be discarded; expected reset_one(" +
+                       std::to_string(i) + ") (or a step) first");
+    }
     if (failed) {
       throw StateError("set_state() called after a MuJoCo error in world " + std::to_string(i) +
                        "; expected reset_all() or reset_one(" + std::to_string(i) + ") first");
@@ -317,10 +331,20 @@ class PyWorldPool {
 
   // The value is converted (which may run Python code: a __float__ that
   // calls back into this pool) before the lock is taken.
-  void SetOption(const std::string& name, py::handle value, py::handle index) {
+  void SetOption(py::handle name, py::handle value, py::handle index) {
     Open();
+    if (!py::isinstance<py::str>(name)) {
+      throw py::type_error("name should be a str (an option name), got " +
+                           ClipRepr(py::repr(name).cast<std::string>()));
+    }
     py::dict options;
-    options[name.c_str()] = value;
+    options[name] = value;  // the str itself: a NUL in it is part of the name
+    SetOptions(options, index);
+  }
+
+  // Every option is checked before any is written: all or none.
+  void SetOptions(const py::object& options, py::handle index) {
+    Open();
     const auto writes = ConvertOptions(*task_, options);
     const int only = index.is_none() ? -1 : CheckIndex(index);
     std::mutex& mutex = Mutex();
@@ -397,11 +421,11 @@ class PyWorldPool {
     // recv()'s int32 ids (and int64 ones) are read in place; other integer
     // arrays are converted.
     py::array ids_owner = ids_array;
-    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 &&
+    const bool in_place = (ids_array.flags() & py::array::c_style) != 0 && IsAligned(ids_array) &&
                           (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||
                            ids_array.dtype().is(py::dtype::of<std::int64_t>()));
     if (!in_place) {
-      using Ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+      using Ids = py::array_t<std::int64_t, kReadable>;
       ids_owner = Ids::ensure(ids_array);
       if (!ids_owner) throw py::error_already_set();
     }
@@ -483,11 +507,24 @@ class PyWorldPool {
     // Finalized in a forked child: never destroy a mutex a vanished thread
     // may hold (the pool's threads are abandoned likewise, see ThreadPool).
     if (fork_generation_ != ForkGeneration()) (void)mutex_.release();
+    // The pool goes first: its destructor joins the workers, which may still
+    // be stepping worlds sent and never received, reading actions_ and
+    // writing the result arrays that the members below own (a pool dropped
+    // without close() would otherwise free them under the workers' feet).
+    // Nothing else can hold the mutex now (every call holds a reference).
+    if (pool_) WithoutGil([&] { pool_.reset(); });
   }
 
   // The pool's mutex, with the GIL held (every call takes it through here
   // before releasing the GIL, so a forked child replaces it only once).
   std::mutex& Mutex() {
+    // A signal handler run by this pool's own reset_all() / step_all() (see
+    // PollSignals) while it holds the lock: waiting for it would never end.
+    if (IsPolling(this)) {
+      throw StateError("WorldPool called from a signal handler that interrupted its own "
+                       "reset_all() or step_all(); expected the handler to leave this pool "
+                       "alone (raise, and use the pool once the call has returned)");
+    }
     const std::uint64_t generation = ForkGeneration();
     if (generation != fork_generation_) {
       (void)mutex_.release();
@@ -641,12 +678,15 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
       .def_readonly("recv_elapsed_steps", &PyWorldPool::recv_elapsed_)
       .def("get_state", &PyWorldPool::GetState, py::arg("index"))
       .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
-      .def("set_option", [](PyWorldPool& s, const std::string& name, py::handle value, py::handle index) {
+      .def("set_option", [](PyWorldPool& s, py::handle name, py::handle value, py::handle index) {
              s.Open();
              s.SetOption(name, value, index);
            }, py::arg("name"), py::arg("value"), py::kw_only(), py::arg("index") = py::none(),
            "Sets an episode option (e.g. shaping_weight) for every world, or for world `index`; "
            "it applies from the next step on.")
+      .def("set_options", &PyWorldPool::SetOptions, py::arg("options"), py::kw_only(),
+           py::arg("index") = py::none(),
+           "set_option for each item of the dict `options`, all checked before any is set.")
       .def_property_readonly("episode_options", [](const PyWorldPool& s) { return OptionNames(s.Open().task()); })
       .def("close", &PyWorldPool::Close, "Joins the threads and frees the worlds; idempotent.")
       .def("__enter__", [](py::object self) { return self; })

@@ -35,7 +35,10 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
     }
   }
   plan_offset_ = info.Add("mamujoco_observations", std::max(plan_.size(), 1), true);
-  for (const auto& [name, slot] : r.episode_options()) AddEpisodeOption(name, slot);
+  for (const auto& [name, slot] : r.episode_options()) {
+    const auto [min, max] = r.OptionRange(slot);
+    AddEpisodeOption(name, slot, min, max);
+  }
 }
 
 void MaMuJoCoTask::Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const {

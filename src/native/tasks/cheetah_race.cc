@@ -203,7 +203,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("forward_reward_weight", 1.0, "weight of the forward velocity"),
       FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost"),
       FloatParam("reset_noise_scale", 0.1, "scale of the reset noise"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, kMaxFrameSkip),
       StringParam("xml_file", "half_cheetah.xml", "robot MJCF"),
       StringParam("arena_file", "race_arena.xml", "arena MJCF"),
   };

@@ -269,7 +269,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("shaping_weight", 1.0, "scale of the dense shaping terms"),
       CtrlCostWeightParam(),
       FloatParam("reset_noise_scale", 0.01, "scale of the reset noise (Humanoid-v5's)"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, kMaxFrameSkip),
       StringParam("xml_file", "humanoid.xml", "robot MJCF"),
       StringParam("arena_file", "kick_and_defend_arena.xml", "arena MJCF (with a free 'ball')"),
   };

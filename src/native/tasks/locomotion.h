@@ -23,7 +23,7 @@ enum class VelocityNoise { kUniform, kNormal };
 inline std::vector<ParamSpec> ModelParams(const std::string& xml_file, int frame_skip) {
   return {
       StringParam("xml_file", xml_file, "MJCF file: a bare name is looked up in the assets"),
-      IntParam("frame_skip", frame_skip, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", frame_skip, "mj_step calls per env step", 1, kMaxFrameSkip),
   };
 }
 

@@ -220,7 +220,7 @@ std::vector<ParamSpec> Spec() {
       CtrlCostWeightParam(),
       OptionalFloatParam("reset_noise_scale", NAN,
                          "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, kMaxFrameSkip),
       StringParam("obs_frame", "world",
                   "'world' (gym-compete's) or 'goal': agent_1's observation turned 180 degrees "
                   "about z, so both agents see their own goal toward +x"),

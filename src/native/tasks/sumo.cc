@@ -178,7 +178,8 @@ class Sumo final : public Task {
     SetActionBoundsFromCtrlRange(agents_[0].actuator_base);
     SetScratchSize(kScratch);
     AddEpisodeOption("shaping_weight", kShapingWeight);
-    if (drawn_radius_) AddEpisodeOption("ring_radius_limit", kRadiusLimit);
+    // A limit below min_ring_radius would be clamped up to it: refused instead.
+    if (drawn_radius_) AddEpisodeOption("ring_radius_limit", kRadiusLimit, min_radius_);
     InfoLayout& info = mutable_info();
     outcome_ = info.AddLabel("outcome", OutcomeLabels(), /*at_reset=*/true);
     distance_to_edge_ = info.AddAtReset("distance_to_edge");
@@ -481,7 +482,7 @@ std::vector<ParamSpec> Spec() {
       FloatParam("ctrl_cost_weight", 0.1, "weight of the control cost (shaping)"),
       OptionalFloatParam("reset_noise_scale", NAN,
                          "scale of the reset noise; None: the robot's (0.1 / 0.01)"),
-      IntParam("frame_skip", 5, "mj_step calls per env step", 1, 1 << 20),
+      IntParam("frame_skip", 5, "mj_step calls per env step", 1, kMaxFrameSkip),
       StringParam("xml_file", "", "robot MJCF; '': the robot's (ant.xml / humanoid.xml)"),
       StringParam("arena_file", "",
                   "arena MJCF; '': the robot's (sumo_arena.xml / humanoid_arena.xml)"),
