@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "errors.h"
+#include "mujoco_errors.h"
 
 namespace joltgym {
 
@@ -203,11 +204,17 @@ struct WorldBytes {
 WorldBytes BytesOfWorld(const Task& task) {
   const mjModel* m = task.model();
   std::uint64_t buffer = 0, arena = static_cast<std::uint64_t>(m->narena);
-  if (mjData* d = mj_makeData(m)) {
-    buffer = static_cast<std::uint64_t>(d->nbuffer);
-    arena = static_cast<std::uint64_t>(d->narena);
-    mj_deleteData(d);
-  }
+  // Inside a guard, as every MuJoCo call: under memory pressure (the very case
+  // this estimate is for) mj_makeData's failure is MuJoCo's error, whose
+  // default handler ends the process.
+  MujocoReport report;
+  GuardMujoco([&] {
+    if (mjData* d = mj_makeData(m)) {
+      buffer = static_cast<std::uint64_t>(d->nbuffer);
+      arena = static_cast<std::uint64_t>(d->narena);
+      mj_deleteData(d);
+    }
+  }, &report);
   const std::uint64_t a = static_cast<std::uint64_t>(task.num_agents());
   const std::uint64_t floats = a * (2 * static_cast<std::uint64_t>(task.obs_dim()) +
                                     3 * static_cast<std::uint64_t>(task.act_dim()) + 1);

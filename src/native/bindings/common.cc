@@ -4,6 +4,8 @@
 #include <random>
 
 #include "checks.h"
+#include "diagnostics.h"
+#include "../mujoco_errors.h"
 
 namespace joltgym::bindings {
 
@@ -134,9 +136,14 @@ py::list InfoFields(const Task& task) {
 }
 
 py::bytes ModelBytes(const mjModel* m) {
-  const int size = mj_sizeModel(m);
-  std::string buffer(static_cast<size_t>(size), '\0');
-  mj_saveModel(m, nullptr, buffer.data(), size);
+  std::string buffer;
+  MujocoReport report;
+  // Guarded as every MuJoCo call: an error becomes MujocoError, not MuJoCo's exit.
+  GuardMujoco([&] {
+    buffer.assign(static_cast<size_t>(mj_sizeModel(m)), '\0');
+    mj_saveModel(m, nullptr, buffer.data(), static_cast<int>(buffer.size()));
+  }, &report);
+  RaiseReport(report, "model_mjb()", "");
   return py::bytes(buffer);
 }
 
