@@ -156,6 +156,7 @@ def parse(path: Path) -> Links:
     return links
 
 
+@pytest.mark.slow
 def test_site_has_the_pages(site):
     for page in ["index.html", "api.html", "DESIGN.html", "tasks/index.html", "guides/pettingzoo.html",
                  "guides/performance.html", *(f"tasks/{name}.html" for name in TASKS)]:
@@ -167,6 +168,7 @@ def test_site_has_the_pages(site):
         assert f'id="{name}"' in api, name
 
 
+@pytest.mark.slow
 def test_no_internal_link_is_broken(site):
     broken, checked = [], 0
     parsed: dict[Path, Links] = {}
@@ -205,6 +207,7 @@ def run_chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page, title, gif", [
     ("index.html", "joltgym_marl", "cheetah_race.gif"),
     ("tasks/sumo.html", "Sumo (sumo_v0)", "sumo_humanoids.gif"),
