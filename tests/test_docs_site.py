@@ -172,10 +172,14 @@ def test_site_has_the_pages(site):
 def test_no_internal_link_is_broken(site):
     broken, checked = [], 0
     parsed: dict[Path, Links] = {}
-    pages = sorted(site.rglob("*.html"))
-    for page in pages:
-        links = parsed.setdefault(page, parse(page))
-        for target in links.hrefs + links.images:
+
+    def links_of(page: Path) -> Links:
+        if page not in parsed:
+            parsed[page] = parse(page)
+        return parsed[page]
+
+    for page in sorted(site.rglob("*.html")):
+        for target in links_of(page).hrefs + links_of(page).images:
             parts = urlsplit(target)
             if parts.scheme or parts.netloc or target.startswith("//"):
                 continue  # external
@@ -185,10 +189,8 @@ def test_no_internal_link_is_broken(site):
             checked += 1
             if not where.exists():
                 broken.append(f"{page.relative_to(site)}: {target} (no {where})")
-            elif parts.fragment and where.suffix == ".html":
-                ids = parsed.setdefault(where, parse(where)).ids
-                if unquote(parts.fragment) not in ids:
-                    broken.append(f"{page.relative_to(site)}: {target} (no id {parts.fragment!r})")
+            elif parts.fragment and where.suffix == ".html" and unquote(parts.fragment) not in links_of(where).ids:
+                broken.append(f"{page.relative_to(site)}: {target} (no id {parts.fragment!r})")
     assert checked > 500, checked
     assert not broken, "\n".join(broken)
 
