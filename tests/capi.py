@@ -32,23 +32,27 @@ def mujoco_dir() -> str:
 
 def build_library(folder: Path = BUILD, *targets: str, sanitize: bool = False) -> Path:
     """Configures `folder` without Python and builds `targets` (default: the library)."""
-    from sanitizers import tool
+    from sanitizers import exclusive, tool
 
     configure = [tool("cmake"), "-S", str(ROOT), "-B", str(folder),
                  "-DCMAKE_BUILD_TYPE=" + ("RelWithDebInfo" if sanitize else "Release"),
                  "-DJOLTGYM_BUILD_PYTHON=OFF", f"-DJOLTGYM_MUJOCO_DIR={mujoco_dir()}", "-DJOLTGYM_WERROR=ON",
                  f"-DJOLTGYM_SANITIZE={'ON' if sanitize else 'OFF'}",
+                 # The benchmarks' raw-engine limit is built in build/capi too
+                 # (benchmarks/_native_build.py, the same options).
+                 "-DJOLTGYM_BUILD_NATIVE_TESTS=ON",
                  # No Python at all: a stale cache entry must not bring it back.
                  "-UPython_EXECUTABLE"]
-    configured = subprocess.run(configure, capture_output=True, text=True)
-    assert configured.returncode == 0, configured.stdout[-4000:] + configured.stderr[-4000:]
-    cache = (folder / "CMakeCache.txt").read_text()
-    assert "Python_EXECUTABLE:" not in cache, "the C API build looked for Python"
-    command = [tool("cmake"), "--build", str(folder), "-j2"]
-    for target in targets or ("joltgym_marl",):
-        command += ["--target", target]
-    built = subprocess.run(command, capture_output=True, text=True)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    with exclusive(folder):
+        configured = subprocess.run(configure, capture_output=True, text=True)
+        assert configured.returncode == 0, configured.stdout[-4000:] + configured.stderr[-4000:]
+        cache = (folder / "CMakeCache.txt").read_text()
+        assert "Python_EXECUTABLE:" not in cache, "the C API build looked for Python"
+        command = [tool("cmake"), "--build", str(folder), "-j2"]
+        for target in targets or ("joltgym_marl",):
+            command += ["--target", target]
+        built = subprocess.run(command, capture_output=True, text=True)
+        assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     return folder
 
 

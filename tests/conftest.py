@@ -14,6 +14,14 @@ from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS, TaskSpec
 # tests/test_rllib.py.
 collect_ignore = ["rllib"]
 
+
+def pytest_configure(config):
+    # A line on the terminal while a single test runs for minutes (see heartbeat.py).
+    import heartbeat
+
+    heartbeat.register(config)
+
+
 # Everything below is derived from the native task registry: a task is tested
 # by being registered.
 

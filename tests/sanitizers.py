@@ -14,11 +14,14 @@ interpreter); the environment variable pybind11_DIR overrides the latter.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,14 +64,25 @@ def build(*targets: str) -> Path:
         "-DJOLTGYM_BUILD_PYTHON=ON", "-DJOLTGYM_BUILD_NATIVE_TESTS=ON", "-DJOLTGYM_SANITIZE=ON",
         "-DJOLTGYM_WERROR=ON",
     ]
-    configured = subprocess.run(configure, capture_output=True, text=True)
-    assert configured.returncode == 0, configured.stdout[-4000:] + configured.stderr[-4000:]
     command = [tool("cmake"), "--build", str(BUILD), "-j2"]
     for target in targets:
         command += ["--target", target]
-    built = subprocess.run(command, capture_output=True, text=True)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    with exclusive(BUILD):
+        configured = subprocess.run(configure, capture_output=True, text=True)
+        assert configured.returncode == 0, configured.stdout[-4000:] + configured.stderr[-4000:]
+        built = subprocess.run(command, capture_output=True, text=True)
+        assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     return BUILD
+
+
+@contextmanager
+def exclusive(folder: Path) -> Iterator[None]:
+    """Holds ``<folder>.lock`` (an flock) while the body builds in ``folder``:
+    test files that share a build folder may run at once (pytest-xdist)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def compiler_runtime(library: str) -> Path:

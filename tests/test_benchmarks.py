@@ -214,7 +214,7 @@ def test_quick_benchmark_suite_measures_every_registered_task(tmp_path):
     assert "## Targets" in done.stdout  # the Markdown is printed too
 
     # The limit program (built by the run) knows every registered task.
-    listed = subprocess.run([str(ROOT / "build" / "native-bench" / "raw_step_limit"), "--list"],
+    listed = subprocess.run([str(ROOT / "build" / "capi" / "raw_step_limit"), "--list"],
                             capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0, listed.stderr
     assert sorted(line.split() for line in listed.stdout.splitlines()) == sorted(

@@ -1185,7 +1185,7 @@ def test_error_paths_under_asan_and_ubsan(tmp_path):
     env = dict(os.environ, JOLTGYM_CAPI_LIBRARY=str(library), LD_PRELOAD=preload_for_python(),
                ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                PYTHONDONTWRITEBYTECODE="1")
-    command = [sys.executable, "-m", "pytest", "-q", "--capture=sys", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-n", "0", "--capture=sys", "-p", "no:cacheprovider",
                "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), str(Path(__file__)),
                "-k", " or ".join(selected)]
     ran = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env, cwd=ROOT)

@@ -199,7 +199,7 @@ def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
         pytest.fail("headless Chromium is missing: install Debian's chromium "
-                    "(apt-get install --no-install-recommends chromium), as .ci/run does")
+                    "(set-up command 2, tools/setup_tests.sh, installs it where missing)")
     return found
 
 

@@ -87,6 +87,28 @@ def test_train_race_sb3_quick(tmp_path, pipeline):
     assert model.observation_space.shape == (17 + 2 * 3,) and model.action_space.shape == (6,)
 
 
+def read_frames(path: Path, width: int, height: int) -> list[np.ndarray]:
+    """The RGB frames of a GIF or an MP4 file.
+
+    An MP4 is decoded by imageio-ffmpeg's ffmpeg run to completion with
+    ``subprocess.run``: imageio's streaming reader leaves its ffmpeg process to
+    be killed and reaped after ``close()``, which under CPU load is still running
+    when the reader is collected (a ResourceWarning, an error here).
+    """
+    if path.suffix == ".gif":
+        import imageio.v2 as imageio
+
+        return list(imageio.mimread(path))
+    import imageio_ffmpeg
+
+    decoded = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-f", "rawvideo",
+                              "-pix_fmt", "rgb24", "-"], capture_output=True, check=True, timeout=120)
+    frame_bytes = width * height * 3
+    assert len(decoded.stdout) % frame_bytes == 0, (len(decoded.stdout), frame_bytes)
+    pixels = np.frombuffer(decoded.stdout, np.uint8).reshape(-1, height, width, 3)
+    return list(pixels)
+
+
 @pytest.mark.parametrize("env, extra", [
     ("cheetah_race_v0", ["--num-agents", "3", "--layout", "shared_track", "--out", "race.gif"]),
     ("sumo_v0", ["--out", "sumo.mp4"]),
@@ -96,14 +118,7 @@ def test_record_video(tmp_path, env, extra):
     out = run("record_video.py", env, "--steps", "12", "--width", "96", "--height", "64", *extra, cwd=tmp_path)
     path = tmp_path / extra[-1]
     assert f"to {path.name}" in out and path.stat().st_size > 1000
-    import imageio.v2 as imageio
-
-    if path.suffix == ".gif":
-        frames = imageio.mimread(path)
-    else:
-        reader = imageio.get_reader(path)
-        frames = [reader.get_data(i) for i in range(reader.count_frames())]
-        reader.close()
+    frames = read_frames(path, width=96, height=64)
     assert len(frames) >= 5 and frames[0].shape[:2] == (64, 96)
     assert not all((f == frames[0]).all() for f in frames[1:])
 

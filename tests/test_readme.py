@@ -10,9 +10,9 @@ every page:
   there, so ``import joltgym_marl`` finds the source folder first).
 * Every command of a ```bash block runs in bash, from the repository root, in
   page order (README.md, then the docs in reading order: see ``doc_pages``),
-  except the set-up commands (they start with
-  ``python3 -m venv .venv``: they create the environment these tests run in);
-  instead, the test command among them must appear verbatim in ``.ci/run``.
+  except the README's two set-up commands (``python3 -m venv .venv ...`` and
+  ``tools/setup_tests.sh ...``: they create the environments these tests run
+  in); instead, the test command among them must appear verbatim in ``.ci/run``.
   A command marked ``# long-running`` (the README says so next to it) runs
   only with ``--help``. So that these commands cannot overwrite anything of
   the developer's, their root is a mirror of the repository (a symlink to each
@@ -51,7 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
 LONG_RUNNING = re.compile(r"\s#\s*long-running\b.*$")
-SETUP_PREFIX = "python3 -m venv .venv"
+# The set-up commands: command 1 makes .venv, command 2 runs the test set-up script.
+SETUP_PREFIXES = ("python3 -m venv .venv", "tools/setup_tests.sh")
 BARE_TOOL = re.compile(r"(?<![\w./-])(python3?|pip3?)(?=\s|$)")
 
 
@@ -122,8 +123,8 @@ BLOCKS = [b for page, text in PAGES.items() for b in fenced_blocks(text, page)]
 PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
 BASH_BLOCKS = [b for b in BLOCKS if b.language == "bash"]
 ALL_COMMANDS = [c for b in BASH_BLOCKS for c in commands(b)]
-SETUP_COMMANDS = [c for b in BASH_BLOCKS if b.page == "README.md" for c in commands(b) if c.startswith(SETUP_PREFIX)]
-RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIX)]
+SETUP_COMMANDS = [c for b in BASH_BLOCKS if b.page == "README.md" for c in commands(b) if c.startswith(SETUP_PREFIXES)]
+RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIXES)]
 
 
 def python_path_env() -> dict[str, str]:
@@ -162,7 +163,7 @@ def test_setup_commands_are_the_ones_ci_runs():
 
 def test_no_command_uses_a_bare_python_or_pip():
     spans = RUN_COMMANDS + [span for text in PAGES.values() for span in inline_code(text)]
-    bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIX)]
+    bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIXES)]
     assert not bare, f"say .venv/bin/python or .venv/bin/pip (what set-up made): {bare}"
 
 
@@ -211,6 +212,30 @@ def as_run(command: str) -> str:
     return command
 
 
+# What a command needs from the system, and the Debian package that has it
+# (tools/setup_tests.sh installs them): named when such a command fails.
+PREREQUISITES = [
+    (re.compile(r"/usr/share/java/jna\.jar"), lambda: Path("/usr/share/java/jna.jar").exists(), "libjna-java"),
+    (re.compile(r"(^|[;&|]\s*)(javac|java)\s"), lambda: shutil.which("javac") is not None, "openjdk-17-jdk-headless"),
+]
+
+
+def missing_prerequisites(command: str) -> str:
+    """A hint naming the Debian packages ``command`` needs that this machine lacks ('' if none)."""
+    missing = [package for pattern, present, package in PREREQUISITES if pattern.search(command) and not present()]
+    if not missing:
+        return ""
+    return (f"this command needs Debian's {', '.join(missing)}, which is not installed: set-up command 2 "
+            f"(tools/setup_tests.sh) installs it\n")
+
+
+def test_missing_prerequisites_are_named():
+    command = "javac -cp /usr/share/java/jna.jar -d build-capi/java examples/java/Rollout.java"
+    hint = missing_prerequisites(command)
+    assert ("libjna-java" in hint) == (not Path("/usr/share/java/jna.jar").exists())
+    assert missing_prerequisites(".venv/bin/python examples/demo.py") == ""
+
+
 @pytest.mark.slow
 def test_bash_commands_run(tmp_path):
     if not (ROOT / ".venv" / "bin" / "python").exists():
@@ -222,7 +247,8 @@ def test_bash_commands_run(tmp_path):
         proc = subprocess.run(["bash", "-c", f"set -euo pipefail; {as_run(command)}"], cwd=root, env=env,
                               capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
-            failures.append(f"$ {as_run(command)}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+            failures.append(f"$ {as_run(command)}\n{missing_prerequisites(command)}"
+                            f"{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
         elif LONG_RUNNING.search(command):
             assert "usage:" in proc.stdout, command
     assert not failures, "\n\n".join(failures)
@@ -332,3 +358,30 @@ def test_import_without_an_installed_extension_says_what_to_do(tmp_path):
         for expected in [str(clone / "joltgym_marl"), "python3 -m venv .venv && .venv/bin/pip install .",
                          "cmake --build build/inplace --target _core", *mentions]:
             assert expected in message, message
+
+
+SETUP_SCRIPT = ROOT / "tools" / "setup_tests.sh"
+
+
+def setup_script_debian_packages() -> list[str]:
+    match = re.search(r"^DEBIAN_PACKAGES=\(([^)]*)\)", SETUP_SCRIPT.read_text(), re.MULTILINE)
+    assert match, "tools/setup_tests.sh has no DEBIAN_PACKAGES=(...) line"
+    return match.group(1).split()
+
+
+def test_readme_names_every_debian_package_the_setup_installs():
+    # A fresh machine gets its system packages from command 2 itself; the
+    # README says which ones and why.
+    packages = setup_script_debian_packages()
+    assert {"libegl1", "libgl1-mesa-dri", "openjdk-17-jdk-headless", "libjna-java"} <= set(packages)
+    named = set(inline_code(README))
+    assert [p for p in packages if p not in named] == [], "README's set-up section must name these packages"
+
+
+def test_setup_script_help_is_fast_and_changes_nothing():
+    proc = subprocess.run([str(SETUP_SCRIPT), "--help"], capture_output=True, text=True, timeout=10, cwd=ROOT)
+    assert proc.returncode == 0 and "Usage: tools/setup_tests.sh" in proc.stdout, proc.stderr
+    for package in setup_script_debian_packages():
+        assert package in proc.stdout
+    wrong = subprocess.run([str(SETUP_SCRIPT), "--frobnicate"], capture_output=True, text=True, timeout=10, cwd=ROOT)
+    assert wrong.returncode == 2 and "unknown argument '--frobnicate'" in wrong.stderr

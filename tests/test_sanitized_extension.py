@@ -124,7 +124,8 @@ def test_python_suites_against_the_extension_built_under_asan_and_ubsan(tmp_path
     assert freed.returncode != 0 and "attempting double-free" in freed.stderr, freed.stdout + freed.stderr
     assert sanitizer_reports(freed.stderr)
     suites = selected_suites()
-    command = [sys.executable, "-c", BOOT, str(extension), "-q", "--capture=sys", "-p", "no:cacheprovider",
+    # -n 0: in this process, which BOOT set up (the suite's addopts ask pytest-xdist for workers).
+    command = [sys.executable, "-c", BOOT, str(extension), "-q", "-n", "0", "--capture=sys", "-p", "no:cacheprovider",
                "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), *map(str, suites)]
     # From a folder of its own: run from the clone's root, Python would import
     # the source folder's joltgym_marl (and whatever extension it has) first.
