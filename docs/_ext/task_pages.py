@@ -35,17 +35,6 @@ GIF_CAPTIONS = {
     "kick_and_defend.gif": "Random Humanoids: the kicker (orange) and the keeper (blue).",
 }
 
-# A parameter's kind, as the registry names it, in words.
-KIND_WORDS = {
-    "float": "float",
-    "int": "int",
-    "bool": "bool",
-    "range": "(low, high) pair of floats",
-    "str": "str",
-    "body": "body name (str) or index (int)",
-    "optional_float": "float or None",
-}
-
 # Every real-valued argument is checked to be finite with |x| <= this
 # (kMaxRealParam in src/native/params.h); the ends of a range may also be -inf / inf.
 MAX_REAL = 1e6
@@ -152,6 +141,8 @@ def allowed(param: dict[str, Any]) -> str:
         bounds = f"from {_number(low)} to {_number(high)}"
     if kind == "range":
         return f"`(low, high)`, each end finite, {bounds} (low may also be `-inf`, high `inf`)"
+    if kind not in ("float", "optional_float"):
+        return f"a {kind} (see its meaning)"
     suffix = ", or `None`" if kind == "optional_float" else ""
     return f"a finite float, {bounds}{suffix}"
 
@@ -164,10 +155,9 @@ def _default(value: Any) -> str:
 
 
 def params_table(params: list[dict[str, Any]]) -> list[str]:
-    rows = ["| argument | default | kind | allowed values | meaning |", "|---|---|---|---|---|"]
+    rows = ["| argument | default | allowed values | meaning |", "|---|---|---|---|"]
     for p in params:
-        rows.append(f"| `{p['name']}` | {_default(p['default'])} | {KIND_WORDS.get(p['kind'], p['kind'])} | "
-                    f"{allowed(p)} | {inline(p['doc'], True)} |")
+        rows.append(f"| `{p['name']}` | {_default(p['default'])} | {allowed(p)} | {inline(p['doc'], True)} |")
     return rows
 
 
