@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -315,7 +316,12 @@ def write_pages(root: Path) -> list[Path]:
     for relative, text in fresh.items():
         path = root / relative
         if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+            # Written beside it, then renamed: another build reading the
+            # folder at the same time (two test workers) sees the old page
+            # or the new one, never half of one.
+            partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            partial.write_text(text)
+            os.replace(partial, path)
         written.append(path)
     for stale in folder.glob("*.md"):
         if f"{TASK_DIR}/{stale.name}" not in fresh:
