@@ -165,6 +165,12 @@ def assemble(*, grid, scaling, memory, tasks, contenders, machine, settings, wor
             m["marginal_bytes_per_world"] = (growth - base) / (m["worlds"] - smallest["worlds"])
         else:
             m["marginal_bytes_per_world"] = None
+    target_rows = target_table(grid, tasks, settings["target_worlds"], settings["target_threads"])
+    other_targets = targets(grid, tasks)
+    if settings.get("quick"):
+        # Quick sizes and budgets cannot meet the targets: figures, no verdicts.
+        for row in target_rows + other_targets:
+            row["met"] = None
     return {
         "meta": {"machine": machine, "settings": settings, "worker_versions": worker_versions,
                  "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
@@ -173,8 +179,8 @@ def assemble(*, grid, scaling, memory, tasks, contenders, machine, settings, wor
         "throughput": entries(grid, tasks, contenders),
         "scaling": {"task": settings.get("scaling_task"), "throughput": entries(scaling, tasks, contenders),
                     "memory": memory},
-        "target_table": target_table(grid, tasks, settings["target_worlds"], settings["target_threads"]),
-        "targets": targets(grid, tasks),
+        "target_table": target_rows,
+        "targets": other_targets,
         "unavailable": unavailable,
         "errors": errors,
     }
@@ -201,23 +207,39 @@ def verdict(met: bool | None) -> str:
     return "not measured" if met is None else ("met" if met else "NOT MET")
 
 
+QUICK_NOTE = ("Quick mode: figures only, without goals or verdicts. Its sizes and budgets (a few worlds, "
+              "one short round) cannot meet the targets; run without --quick (or with --only targets) for "
+              "the target table with its goals.")
+
+
+def is_quick(results: dict) -> bool:
+    return bool(results["meta"]["settings"].get("quick"))
+
+
 def target_table_lines(results: dict) -> list[str]:
-    """The target table as Markdown (also what the suite prints)."""
+    """The target table as Markdown (also what the suite prints); a quick run's
+    has the figures and ratios but no goal or verdict."""
     rows = results["target_table"]
     if not rows:
         return ["(no task had both the limit and ours measured at the target size)"]
+    quick = is_quick(results)
     worlds, threads = rows[0]["worlds"], rows[0]["threads"]
     lines = [f"At {worlds} worlds and {threads} threads"
              + ("" if rows[0]["at_requested_size"] else
                 f" (the target size, {TARGET_WORLDS} worlds and {TARGET_THREADS} threads, was not measured)")
              + ": ours (vector env; agent vector env for games) and WorldPool.step_all over the C++ limit "
-               "(raw_step_limit --mode env), medians over rounds of ratios measured back to back.", "",
-             "| task | limit | ours | ours / limit | WorldPool.step_all / limit | goal | verdict |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+               "(raw_step_limit --mode env), medians over rounds of ratios measured back to back.", ""]
+    if quick:
+        lines += [QUICK_NOTE, "",
+                  "| task | limit | ours | ours / limit | WorldPool.step_all / limit |",
+                  "|---|---:|---:|---:|---:|"]
+    else:
+        lines += ["| task | limit | ours | ours / limit | WorldPool.step_all / limit | goal | verdict |",
+                  "|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        lines.append(f"| {r['task_label']} | {rate(r['limit']['median'])} | {rate(r['ours']['median'])} | "
-                     f"{ratio_text(r['ratio'])} | {ratio_text(r['pool_ratio'])} | >= {r['goal']:g} | "
-                     f"{verdict(r['met'])} |")
+        line = (f"| {r['task_label']} | {rate(r['limit']['median'])} | {rate(r['ours']['median'])} | "
+                f"{ratio_text(r['ratio'])} | {ratio_text(r['pool_ratio'])} |")
+        lines.append(line if quick else line + f" >= {r['goal']:g} | {verdict(r['met'])} |")
     return lines
 
 
@@ -229,8 +251,9 @@ def target_lines(results: dict) -> list[str]:
         if not t["at_requested_size"]:
             where += " (requested size not measured)"
         measured = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        line = (f"{t['task_label'] + ':':<{width}} {t['what']:<28} {where:<12} "
-                f"measured {measured:>7}  goal >= {t['goal']:<4g}  {verdict(t['met']):<8}")
+        line = f"{t['task_label'] + ':':<{width}} {t['what']:<28} {where:<12} measured {measured:>7}"
+        if not is_quick(results):
+            line += f"  goal >= {t['goal']:<4g}  {verdict(t['met']):<8}"
         if t["limit_ratio"] is not None:
             line += f"  (the limit itself: {t['limit_ratio']:.2f}x)"
         lines.append(line.rstrip())
@@ -261,7 +284,8 @@ def markdown(results: dict) -> str:
         out.append(f"- skipped: {meta['skipped']}")
     out += ["", "## Targets", "", *target_table_lines(results), ""]
     if results["targets"]:
-        out += ["Other goals (single core: 1 world, 1 thread); \"best\" takes the faster reference mode in "
+        out += [("Other comparisons" if is_quick(results) else "Other goals")
+                + " (single core: 1 world, 1 thread); \"best\" takes the faster reference mode in "
                 "each round. In brackets, the same ratio for the C++ limit: no implementation can exceed "
                 "it here.", "", "```", *target_lines(results), "```", ""]
 

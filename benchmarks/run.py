@@ -48,6 +48,9 @@ loop; ours sync and async against the limit, Gymnasium's SyncVectorEnv,
 EnvPool and, for the game, SuperSuit) on HalfCheetah, Humanoid, Ant and the
 cheetah race (``END_TO_END_TASKS``, registry names) and
 ``benchmarks/sb3_training.py``, into ``end_to_end.md``.
+``--only mamujoco`` runs ``benchmarks/mamujoco_vs_farama.py`` (our MaMuJoCo
+``vec_env`` against Farama's ``parallel_env`` and the single-agent C++ limit on
+HalfCheetah 6x1 and Ant 4x2, 64 worlds, 2 threads), into ``mamujoco.md``.
 
 Then how cost grows: memory per world and construction time of our vector
 env (a fresh process per size), and the throughput of the registry's first
@@ -61,7 +64,8 @@ Exits 2 if a peer library is missing (unless ``--skip-missing``), 1 if any
 measurement failed. ``--quick`` measures every task's limit, core and vector
 (or agent vector) env on 1 and 8 worlds and every peer on the registry's first
 single-agent task and first game (``--peer-tasks``), with a tiny time budget:
-well under a minute (the CI check).
+well under a minute (the CI check). Its sizes cannot meet the targets, so its
+target table shows the figures and ratios without goals or verdicts.
 """
 
 from __future__ import annotations
@@ -568,14 +572,16 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="every task's limit, core and vector env on 1 and 8 worlds, every peer on "
                              f"{' and '.join(peers_quick) or 'the first task of each kind'}; tiny time budget")
-    parser.add_argument("--only", choices=["targets", "end_to_end"],
+    parser.add_argument("--only", choices=["targets", "end_to_end", "mamujoco"],
                         help="targets: only the target table (limit, vector, pool, agent_vec at "
                              f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory); "
                              "end_to_end: rollout collection with a policy in the loop "
                              f"(benchmarks/policy_rollout.py on {', '.join(END_TO_END_TASKS)}: ours sync and "
                              "async, the limit, Gymnasium SyncVectorEnv, EnvPool sync and async, SuperSuit "
                              "for the game) and SB3 PPO wall-clock (benchmarks/sb3_training.py), written to "
-                             "end_to_end.md")
+                             "end_to_end.md; mamujoco: MaMuJoCo's vec_env against Farama's parallel_env "
+                             "and the single-agent C++ limit (benchmarks/mamujoco_vs_farama.py), written "
+                             "to mamujoco.md")
     parser.add_argument("--out", type=Path,
                         help="output directory (default: runs/benchmarks/full, .../quick or .../targets, "
                              "untracked; the committed results are written only with --out benchmarks/results)")
@@ -663,9 +669,26 @@ def end_to_end(args, out: Path) -> int:
     return 1 if status else 0
 
 
+def mamujoco(args, out: Path) -> int:
+    command = [str(Path(__file__).resolve().parent / "mamujoco_vs_farama.py")]
+    if args.quick:
+        command += ["--rounds", "1", "--seconds", "0.2", "--worlds", "8"]
+    proc = subprocess.run([sys.executable, *command], capture_output=True, text=True)
+    text = "# MaMuJoCo\n\n" + proc.stdout
+    if proc.returncode:
+        text += f"\n(exit code {proc.returncode})\n```\n{proc.stderr[-2000:]}\n```\n"
+    (out / "mamujoco.md").write_text(text)
+    print(text)
+    print(f"wrote {out / 'mamujoco.md'}", file=sys.stderr)
+    return 1 if proc.returncode else 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     out = args.out.resolve()
+    if args.only == "mamujoco":
+        out.mkdir(parents=True, exist_ok=True)
+        return mamujoco(args, out)
     if args.only == "end_to_end":
         out.mkdir(parents=True, exist_ok=True)
         return end_to_end(args, out)

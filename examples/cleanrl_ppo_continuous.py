@@ -23,15 +23,6 @@ import argparse
 import random
 import time
 
-import gymnasium as gym
-import numpy as np
-import torch
-import torch.nn as nn
-import torch.optim as optim
-from torch.distributions.normal import Normal
-
-import joltgym_marl  # noqa: F401  (registers the joltgym_marl/... ids)
-
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="cleanrl_ppo_continuous.py", description=__doc__.split("\n\n")[0],
@@ -72,6 +63,20 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--total-timesteps ({args.total_timesteps}) should be at least --num-envs x --num-steps "
                      f"({args.batch_size}), and that at least --num-minibatches ({args.num_minibatches})")
     return args
+
+
+if __name__ == "__main__":
+    # Arguments first: --help and bad arguments answer before torch is imported (that takes seconds).
+    parse_args()
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.optim as optim  # noqa: E402
+from torch.distributions.normal import Normal  # noqa: E402
+
+import joltgym_marl  # noqa: E402,F401  (registers the joltgym_marl/... ids)
 
 
 def make_envs(args: argparse.Namespace) -> gym.vector.VectorEnv:

@@ -23,14 +23,6 @@ import argparse
 import random
 import time
 
-import numpy as np
-import torch
-import torch.nn as nn
-import torch.optim as optim
-from torch.distributions.normal import Normal
-
-from joltgym_marl import cheetah_race_v0
-
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="cleanrl_ppo_race.py", description=__doc__.split("\n\n")[0],
@@ -76,6 +68,19 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--total-timesteps ({args.total_timesteps}) should be at least --num-envs x --num-agents x "
                      f"--num-steps ({args.batch_size}), and that at least --num-minibatches ({args.num_minibatches})")
     return args
+
+
+if __name__ == "__main__":
+    # Arguments first: --help and bad arguments answer before torch is imported (that takes seconds).
+    parse_args()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.optim as optim  # noqa: E402
+from torch.distributions.normal import Normal  # noqa: E402
+
+from joltgym_marl import cheetah_race_v0  # noqa: E402
 
 
 def make_envs(args: argparse.Namespace):

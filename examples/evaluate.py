@@ -22,9 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from selfplay_common import (describe_game, load_checkpoint_player, make_player, parse_game_args,  # noqa: E402
-                             play_bouts, wilson_interval, find_spec)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -41,6 +38,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.episodes < 1 or args.worlds < 1:
         parser.error(f"--episodes and --worlds should be >= 1, got {args.episodes} and {args.worlds}")
+    # Imported after parsing: --help and bad arguments answer before torch is imported (seconds).
+    from selfplay_common import (describe_game, find_spec, load_checkpoint_player, make_player, parse_game_args,
+                                 play_bouts, wilson_interval)
 
     try:
         recorded = None

@@ -53,94 +53,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from selfplay_args import QUICK, build_parser, parse_args  # noqa: E402,F401  (torch-free)
+
+if __name__ == "__main__":
+    # Arguments first: --help and bad arguments answer before torch is imported (that takes seconds).
+    parse_args()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from selfplay_common import (AUTORESET, BASELINES, DRAW, LOSS, SHAPING_OPTION, WIN, ActorCritic,  # noqa: E402
                              EloTable, Game, Outcomes, Player, PolicyPlayer, RandomPlayer, RunningNorm,
-                             ScriptedPlayer, StillPlayer, describe_game, find_spec, parse_game_args, play_bouts,
+                             ScriptedPlayer, StillPlayer, describe_game, play_bouts,
                              sample_recent, save_checkpoint, step_players)
-
-
-def build_parser(description: str = __doc__) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--game", default="sumo_v0", help="a registered game (PettingZoo or native name)")
-    p.add_argument("--robot", default=None, help="the game's robot (its robot argument, where it has one)")
-    p.add_argument("--game-arg", action="append", default=[], metavar="NAME=VALUE",
-                   help="a game keyword argument (repeatable), e.g. ring_radius=3.5")
-    p.add_argument("--max-cycles", type=int, default=None, help="episode length (default: the game's)")
-    p.add_argument("--quick", action="store_true", help="a one-minute smoke run")
-    p.add_argument("--total-steps", type=int, default=4_000_000, help="learner env steps")
-    p.add_argument("--worlds", type=int, default=64)
-    p.add_argument("--rollout", type=int, default=128, help="steps per world per iteration")
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--minibatch", type=int, default=512)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--lam", type=float, default=0.95)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--reward-scale", type=float, default=0.01)
-    p.add_argument("--anneal", type=float, default=0.5, help="fraction of training to anneal shaping to 0")
-    p.add_argument("--shaping-start", type=float, default=10.0, help="shaping weight at the start of training")
-    p.add_argument("--ctrl-cost", type=float, default=0.01,
-                   help="the game's ctrl_cost_weight, where it has one (unless set by --game-arg)")
-    p.add_argument("--snapshot-every", type=int, default=10, help="iterations between opponent snapshots")
-    p.add_argument("--delta", type=float, default=0.5,
-                   help="opponents are drawn from the most recent fraction delta of the snapshot history")
-    p.add_argument("--p-latest", type=float, default=0.0,
-                   help="probability of the latest snapshot (else uniform over the delta window of the others)")
-    p.add_argument("--groups", type=int, default=4, help="opponent groups per rollout")
-    p.add_argument("--opponent-actions", choices=("mean", "sample"), default="mean",
-                   help="frozen opponents play their mean action or sample from their policy")
-    p.add_argument("--still-share", type=float, default=0.25, help="probability that a seat faces a still robot")
-    p.add_argument("--per-seat", action="store_true",
-                   help="one learner per seat (agent_0, agent_1) in a symmetric game, each facing the other's "
-                        "snapshots, instead of one learner playing every seat")
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--init-log-std", type=float, default=-1.0, help="initial log std of the learner's actions")
-    p.add_argument("--eval-every", type=int, default=50)
-    p.add_argument("--eval-episodes", type=int, default=32, help="bouts against each baseline")
-    p.add_argument("--elo-bouts", type=int, default=16, help="bouts per Elo match")
-    p.add_argument("--elo-opponents", type=int, default=2, help="earlier checkpoints each checkpoint plays")
-    p.add_argument("--elo-k", type=float, default=16.0)
-    p.add_argument("--log-every", type=int, default=10, help="iterations between progress lines")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/selfplay_<game>)")
-    return p
-
-
-QUICK = dict(total_steps=16_384, worlds=32, rollout=64, snapshot_every=2, eval_every=4, eval_episodes=16,
-             minibatch=1024, elo_bouts=8, log_every=2)
-
-
-def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
-    parser = parser or build_parser()
-    args = parser.parse_args(argv)
-    if args.quick:  # smaller defaults; options given explicitly still win
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
-    for name, low, high in (("delta", 0, 1), ("p_latest", 0, 1), ("still_share", 0, 1), ("anneal", 0, 1)):
-        value = getattr(args, name)
-        if not low <= value <= high:
-            parser.error(f"--{name.replace('_', '-')} should be in [{low}, {high}], got {value}")
-    for name in ("total_steps", "worlds", "rollout", "epochs", "minibatch", "snapshot_every", "groups",
-                 "eval_every", "eval_episodes", "elo_bouts", "log_every", "hidden"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} should be >= 1, got {getattr(args, name)}")
-    try:
-        spec = find_spec(args.game)
-        overrides = parse_game_args(spec, args.game_arg)
-    except ValueError as e:
-        parser.error(str(e))
-    if "ctrl_cost_weight" in spec.defaults():
-        overrides.setdefault("ctrl_cost_weight", args.ctrl_cost)
-    args.game_kwargs = overrides
-    if args.out is None:
-        args.out = Path("runs") / f"selfplay_{spec.name}"
-    return args
 
 
 @dataclass
@@ -337,6 +264,10 @@ class Trainer:
         options = {SHAPING_OPTION: args.shaping_start} if game.shaping else {}
         env = game.worlds(n, num_threads=args.threads, **options)
         pool = env.pool
+        roles = ", ".join(self.learners)
+        print(f"selfplay: {game.name} with {game.robot} robots ({', '.join(game.agents)}), "
+              f"{args.total_steps:,} learner steps, {n} worlds on {pool.num_threads} native threads, "
+              f"learners: {roles}; writing to {self.out}", flush=True)
         pool.reset_all(seed=args.seed)
         anneal = game.shaping and SHAPING_OPTION in pool.episode_options
         if game.shaping and not anneal:

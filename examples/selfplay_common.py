@@ -31,6 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+if __name__ == "__main__":  # not a script: say what it holds, before torch is imported (seconds)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args()
+    parser.print_help()
+    raise SystemExit(0)
+
 import numpy as np
 import torch
 from torch import nn
@@ -38,6 +44,8 @@ from torch import nn
 import joltgym_marl
 from joltgym_marl import MULTI_AGENT_ENVS
 from joltgym_marl.registry import GAMES, TaskSpec
+
+from selfplay_args import find_spec, parse_game_args  # noqa: E402,F401  (their home: selfplay_args.py)
 
 WIN, LOSS, DRAW = int(joltgym_marl.Outcome.WIN), int(joltgym_marl.Outcome.LOSS), int(joltgym_marl.Outcome.DRAW)
 AUTORESET = joltgym_marl.ResetKind.AUTORESET  # a world whose episode ended and was reset in the call
@@ -54,45 +62,6 @@ def role_of(agent: str) -> str:
 
 
 # -- games ------------------------------------------------------------------------------------------
-
-def find_spec(game: str) -> TaskSpec:
-    """A registered game by its PettingZoo name (``sumo_v0``) or native name (``sumo``)."""
-    for spec in GAMES:
-        if game in (spec.env_id, spec.name):
-            return spec
-    names = ", ".join(spec.env_id for spec in GAMES)
-    raise ValueError(f"unknown game {game!r}; expected one of {names}")
-
-
-def parse_game_args(spec: TaskSpec, items: list[str]) -> dict[str, Any]:
-    """``["finish_line=5", "num_agents=2"]`` -> keyword arguments typed by the game's parameters."""
-    params = {p.name: p for p in spec.params}
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep or key not in params:
-            raise ValueError(f"bad game argument {item!r} for {spec.env_id}; expected NAME=VALUE with NAME one "
-                             f"of {', '.join(params)}")
-        kind = params[key].kind
-        try:
-            if kind in ("float", "optional_float"):
-                value: Any = None if text.lower() == "none" and kind == "optional_float" else float(text)
-            elif kind == "int":
-                value = int(text)
-            elif kind == "bool":
-                if text.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError
-                value = text.lower() in ("true", "1")
-            elif kind == "range":
-                value = tuple(float(x) for x in text.split(","))
-            else:
-                value = text
-        except ValueError:
-            raise ValueError(f"game argument {key} should be a {kind.replace('_', ' ')} "
-                             f"(e.g. {params[key].default!r}), got {text!r}") from None
-        out[key] = value
-    return out
-
 
 def robot_of(spec: TaskSpec, kwargs: dict[str, Any]) -> str:
     """The robot a game is played by: its ``robot`` argument, else its model file's stem."""
@@ -497,8 +466,3 @@ def sample_recent(history_length: int, delta: float, rng: np.random.Generator) -
     low = min(int(math.floor((1.0 - delta) * history_length)), history_length - 1)
     return int(rng.integers(low, history_length))
 
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args()
-    parser.print_help()

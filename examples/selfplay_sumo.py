@@ -22,14 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import selfplay  # noqa: E402
+import selfplay_args  # noqa: E402  (torch-free: --help answers at once)
 
 SUMO_RECIPE = dict(game="sumo_v0", delta=1.0, p_latest=0.5, eval_episodes=64, out=Path("runs/selfplay_sumo"))
 
 
 def main() -> None:
-    parser = selfplay.build_parser(__doc__ + "\n" + selfplay.__doc__)
+    parser = selfplay_args.build_parser(__doc__ + "\n" + selfplay_args.selfplay_doc())
     parser.set_defaults(**SUMO_RECIPE)
+    selfplay_args.parse_args(None, parser)  # --help and bad arguments end here, before torch is imported
+    import selfplay
+
     selfplay.main(parser=parser)
 
 

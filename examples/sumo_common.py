@@ -10,6 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+if __name__ == "__main__":  # not a script: say what it holds, before torch is imported (seconds)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args()
+    parser.print_help()
+    raise SystemExit(0)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from selfplay_common import (AUTORESET, DRAW, LOSS, WIN, ActorCritic, Player, RunningNorm,  # noqa: E402,F401
@@ -24,8 +30,3 @@ def play_matches(first: Player, second: Player, episodes: int, *, worlds: int = 
                                  num_threads=num_threads)[0]
     return {"win": int(win), "draw": int(draw), "loss": int(loss)}
 
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args()
-    parser.print_help()

@@ -19,13 +19,37 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import supersuit as ss
-import torch
-from stable_baselines3 import PPO
-from stable_baselines3.common.vec_env import VecMonitor
 
-from joltgym_marl import cheetah_race_v0
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--supersuit", action="store_true", help="train through SuperSuit's pipeline")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--timesteps", type=int, default=1_000_000)
+    parser.add_argument("--worlds", type=int, default=16)
+    parser.add_argument("--agents", type=int, default=4)
+    parser.add_argument("--layout", default="lanes")
+    parser.add_argument("--max-cycles", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", type=Path, default=Path("runs/race_ppo.zip"))
+    parser.add_argument("--progress-bar", action=argparse.BooleanOptionalAction, default=True,
+                        help="show SB3's progress bar while training (needs tqdm and rich)")
+    args = parser.parse_args()
+    if args.quick:
+        args.timesteps, args.worlds = 8_192, 4
+    return args
+
+
+if __name__ == "__main__":
+    # Arguments first: --help and bad arguments answer before torch and SB3 are imported (seconds).
+    parse_args()
+
+import numpy as np  # noqa: E402
+import supersuit as ss  # noqa: E402
+import torch  # noqa: E402
+from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
+
+from joltgym_marl import cheetah_race_v0  # noqa: E402
 
 
 def make_env(args: argparse.Namespace, supersuit: bool):
@@ -55,21 +79,7 @@ def mean_forward_velocity(model: PPO, args: argparse.Namespace, steps: int) -> t
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--supersuit", action="store_true", help="train through SuperSuit's pipeline")
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--timesteps", type=int, default=1_000_000)
-    parser.add_argument("--worlds", type=int, default=16)
-    parser.add_argument("--agents", type=int, default=4)
-    parser.add_argument("--layout", default="lanes")
-    parser.add_argument("--max-cycles", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--save", type=Path, default=Path("runs/race_ppo.zip"))
-    parser.add_argument("--progress-bar", action=argparse.BooleanOptionalAction, default=True,
-                        help="show SB3's progress bar while training (needs tqdm and rich)")
-    args = parser.parse_args()
-    if args.quick:
-        args.timesteps, args.worlds = 8_192, 4
+    args = parse_args()
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", "rich is experimental")  # tqdm's, on every SB3 progress bar
 

@@ -21,6 +21,8 @@ class _Param(TypedDict):
     kind: Literal["float", "int", "bool", "range", "str", "body", "optional_float"]
     default: Any
     doc: str
+    min: float | int | None  # the bounds a number (or each end of a range) is checked against
+    max: float | int | None
 
 class _Task(TypedDict):
     name: str
@@ -32,6 +34,7 @@ class _Task(TypedDict):
     max_episode_steps: int
     doc: str
     params: list[_Param]
+    names: list[str]  # every name the task answers to: name, title, ids, class names
 
 class _Camera(TypedDict):
     target: Literal["root_body", "leader", "fixed"]
@@ -41,6 +44,8 @@ class _Camera(TypedDict):
     lookat: tuple[float, float, float]
 
 def tasks() -> dict[str, _Task]: ...
+# The native name of the task `name` names (any spelling of any of its names); ValueError otherwise.
+def resolve_task(name: str) -> str: ...
 def set_asset_dir(path: str) -> None: ...
 def asset_dir() -> str: ...
 def mujoco_version() -> str: ...
@@ -198,3 +203,52 @@ class WorldPool(_TaskView):
     unstable: _Bool
     elapsed_steps: npt.NDArray[np.int32]
 
+
+# -- MaMuJoCo (joltgym_marl.mamujoco_v1): a robot plus an observation plan -------------
+MAMUJOCO_PLAN_SOURCES: list[str]  # plan sources (mjData arrays), by code
+MAMUJOCO_PLAN_OPS: list[str]  # plan ops (copy, clip, sin, cos, diff), by code
+
+def mamujoco_model_info(robot: str, kwargs: dict[str, Any]) -> dict[str, Any]: ...  # nq, nv, nu, nbody, ntendon, body_names, obs_dim
+
+class MaMuJoCoPool:
+    """num_envs MaMuJoCo worlds; the plan's float64 values are infos[:, 0, plan_offset:plan_offset + plan_size]."""
+
+    def __init__(self, robot: str, kwargs: dict[str, Any], plan_ops: npt.ArrayLike, plan_bounds: npt.ArrayLike, *,
+                 num_envs: int = 1, num_threads: int | None = None, max_episode_steps: int | None = None,
+                 batch_size: int | None = None) -> None: ...
+    def reset(self, *, seed: int | None = None) -> None: ...
+    def step(self, actions: npt.ArrayLike) -> None: ...
+    def send(self, actions: npt.ArrayLike, env_ids: npt.ArrayLike) -> None: ...
+    def async_reset(self, *, seed: int | None = None) -> None: ...
+    def recv(self) -> npt.NDArray[np.int32]: ...
+    def get_state(self, index: int) -> tuple[_F64, _F64]: ...
+    def close(self) -> None: ...
+    def model_mjb(self) -> bytes: ...
+    closed: bool
+    num_envs: int
+    num_threads: int
+    batch_size: int
+    act_dim: int
+    robot_obs_dim: int
+    dt: float
+    action_low: npt.NDArray[np.float32]
+    action_high: npt.NDArray[np.float32]
+    plan_offset: int
+    plan_size: int
+    robot_info_fields: list[tuple[str, int, int, bool]]
+    camera: _Camera
+    obs: npt.NDArray[np.float32]
+    rewards: npt.NDArray[np.float32]
+    terminations: npt.NDArray[np.bool_]
+    truncations: npt.NDArray[np.bool_]
+    infos: _F64
+    reset_kind: npt.NDArray[np.uint8]
+    unstable: npt.NDArray[np.bool_]
+    elapsed_steps: npt.NDArray[np.int32]
+    recv_env_ids: npt.NDArray[np.int32]
+    recv_rewards: npt.NDArray[np.float32]
+    recv_terminations: npt.NDArray[np.bool_]
+    recv_truncations: npt.NDArray[np.bool_]
+    recv_infos: _F64
+    recv_reset_kind: npt.NDArray[np.uint8]
+    recv_elapsed_steps: npt.NDArray[np.int32]

@@ -15,8 +15,9 @@ truncation), expose ``obs_dim``, ``act_dim``, ``get_state()`` /
 
 from __future__ import annotations
 
+from joltgym_marl import _signatures
 from joltgym_marl._native import core as _core
-from joltgym_marl.registry import SINGLE_AGENT_TASKS, TaskSpec, docstring
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, TaskSpec
 
 SingleAgentCore = _core.SingleAgentCore
 
@@ -27,11 +28,12 @@ def _core_class(spec: TaskSpec) -> type:
     def __init__(self, *, max_episode_steps: int | None = limit, **kwargs):
         SingleAgentCore.__init__(self, task, max_episode_steps=max_episode_steps, **kwargs)
 
-    doc = docstring(spec, f"One native world of the '{task}' task (``max_episode_steps``: "
-                          f"truncation, default {limit}; None: never).\n\n")
-    return type(spec.core_class, (SingleAgentCore,), {
-        "__init__": __init__, "__doc__": doc, "__module__": __name__,
-        "__qualname__": spec.core_class, "task_name": task})
+    cls = type(spec.core_class, (SingleAgentCore,), {
+        "__init__": __init__, "__module__": __name__, "__qualname__": spec.core_class, "task_name": task})
+    return _signatures.declare(
+        cls, spec, _signatures.CORE,
+        f"One native world of the '{task}' task: reset(seed=None) -> (obs, info), step(action) -> "
+        f"(obs, reward, terminated, truncated, info), obs_dim, act_dim, get_state() / set_state(qpos, qvel).")
 
 
 CORE_CLASSES: dict[str, type] = {spec.name: _core_class(spec) for spec in SINGLE_AGENT_TASKS}

@@ -48,6 +48,20 @@ def check_render_mode(render_mode: str | None) -> None:
         raise ValueError(f"render_mode should be None, 'rgb_array' or 'human', got {render_mode!r}")
 
 
+NO_RENDER_MODE = "You are calling render method without specifying any render mode."
+
+
+def warn_no_render_mode(example: str) -> None:
+    """What Gymnasium's and PettingZoo's envs do when ``render()`` is called on
+    an env made without a render mode: warn (through ``gymnasium.logger``,
+    pointing at the caller of ``render``) and return None. ``example`` shows
+    how to make the env with one."""
+    from gymnasium import logger
+
+    logger.warn(f"{NO_RENDER_MODE} You can specify the render_mode at initialization, e.g. {example}",
+                stacklevel=3)
+
+
 def prefer_headless_gl() -> None:
     """Points MuJoCo at EGL where there is no display (MuJoCo reads MUJOCO_GL
     once, when its Python bindings are first imported)."""

@@ -31,7 +31,7 @@ from capi import (BUFFER_FIELDS, BUILD, ROOT, STATUS, BufferSizes, Buffers, Capi
 from conftest import GAME_NAMES, SINGLE_TASKS, non_default_kwargs, spec_of
 
 from joltgym_marl import _core
-from joltgym_marl.registry import TASKS
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS
 
 ALL_TASKS = SINGLE_TASKS + GAME_NAMES
 JNA_JAR = Path("/usr/share/java/jna.jar")
@@ -121,6 +121,25 @@ def test_registry_is_pythons(lib):
             param = ParamInfo()
             lib.call("jg_task_param", name.encode(), k, ctypes.byref(param))
             assert json.loads(param.default_json) == expected and param.kind.decode() == q["kind"]
+
+
+def test_task_names_resolve_as_in_python(lib):
+    # One resolver (TaskRegistry::Find): any spelling of any name of a task, as WorldPool takes it.
+    spec = SINGLE_AGENT_TASKS[0]
+    for name in (spec.title, spec.env_id, spec.title.upper()):
+        handle = lib.create(name, 1)
+        try:
+            info = TaskInfo()
+            lib.call("jg_task_info_get", name.encode(), ctypes.byref(info))
+            assert info.doc.decode() == spec.doc
+        finally:
+            lib.close(handle)
+    with pytest.raises(CapiError) as e:
+        lib.create(spec.title[:-1] + "x", 1)
+    assert e.value.status == "JG_ERR_VALUE"
+    with pytest.raises(ValueError) as python:
+        _core.resolve_task(spec.title[:-1] + "x")
+    assert str(python.value) in str(e.value)
 
 
 def _json_number(x: float):

@@ -42,7 +42,7 @@ def test_every_public_name_is_declared():
 
 def test_every_member_of_the_native_classes_is_declared():
     _, members = _declared()
-    for cls_name in ("SingleAgentCore", "MultiAgentEnv", "WorldPool", "InfoDecoder"):
+    for cls_name in ("SingleAgentCore", "MultiAgentEnv", "WorldPool", "InfoDecoder", "MaMuJoCoPool"):
         cls = getattr(core, cls_name)
         public = {n for n in dir(cls) if not n.startswith("_")}
         assert public <= members[cls_name], (cls_name, sorted(public - members[cls_name]))

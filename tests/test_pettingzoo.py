@@ -204,7 +204,9 @@ def test_metadata(name, module):
     assert str(module.env()) == name
     fps = par.metadata["render_fps"]
     assert isinstance(fps, int) and fps == round(1.0 / par.world.dt)
-    assert par.render_mode is None and par.render() is None
+    assert par.render_mode is None
+    with pytest.warns(UserWarning, match="without specifying any render mode"):  # as PettingZoo's envs
+        assert par.render() is None
     # The class-level metadata is not mutated by instances.
     assert "render_fps" not in type(par).metadata
 

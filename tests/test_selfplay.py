@@ -201,7 +201,20 @@ def test_symmetric_race_runs_without_shaping(tmp_path, capsys):
     assert set(learner.seats) == {0, 1}  # the learner plays both seats in turn
     trainer.run()
     assert (tmp_path / "checkpoints" / "latest.pt").exists() and (tmp_path / "learning_curve.png").exists()
-    assert "vs scripted" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "vs scripted" in out
+    # The start banner says what runs, how long, on what and where its output goes.
+    assert out.startswith(f"selfplay: cheetah_race_v0 with {trainer.game.robot} robots (cheetah_0, cheetah_1), "
+                          f"1,024 learner steps, 8 worlds on 1 native threads, learners: "
+                          f"{', '.join(trainer.learners)}; writing to {tmp_path}\n"), out[:400]
+
+
+def test_natural_game_names_and_a_wrong_one(tmp_path):
+    assert selfplay.parse_args(["--game", "CheetahRace", "--out", str(tmp_path)]).game_kwargs == {
+        "ctrl_cost_weight": 0.01}
+    assert common.find_spec("cheetah-race").name == "cheetah_race"
+    with pytest.raises(ValueError, match="unknown game 'half_cheetah'; expected one of cheetah_race_v0"):
+        common.find_spec("half_cheetah")  # a robot, not a game
 
 
 def test_race_outcomes_from_ranks():

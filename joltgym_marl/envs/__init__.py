@@ -18,30 +18,20 @@ from typing import Any
 
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from joltgym_marl import _signatures
 from joltgym_marl.envs.mujoco_env import NativeMujocoEnv
 from joltgym_marl.envs.shared_world import SharedWorldAECEnv, SharedWorldEnv
-from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TaskSpec, docstring
-
-
-def _signature(spec: TaskSpec, leading: list[inspect.Parameter]) -> inspect.Signature:
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *leading]
-    taken = {p.name for p in params}
-    params += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
-               for p in spec.params if p.name not in taken]
-    return inspect.Signature(params)
-
-
-def _keyword(name: str, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TaskSpec
 
 
 def _env_class(spec: TaskSpec) -> type:
     cls = type(spec.env_class, (NativeMujocoEnv,), {
-        "__doc__": docstring(spec), "__module__": __name__, "__qualname__": spec.env_class,
-        "task": spec.name})
-    cls.__signature__ = _signature(spec, [_keyword("render_mode", None), _keyword("width", 480),
-                                          _keyword("height", 480)])
-    return cls
+        "__module__": __name__, "__qualname__": spec.env_class, "task": spec.name})
+    return _signatures.declare(
+        cls, spec, _signatures.SINGLE_ENV,
+        f"The {spec.name!r} task as a Gymnasium ``Env``: ``gymnasium.make({spec.env_id!r})`` "
+        f"(episodes truncated at {spec.max_episode_steps} steps by Gymnasium's TimeLimit), a native "
+        f"reproduction of Gymnasium's {spec.reference_id}.")
 
 
 def _game_class(spec: TaskSpec) -> type:
@@ -52,12 +42,13 @@ def _game_class(spec: TaskSpec) -> type:
         SharedWorldEnv.__init__(self, max_cycles=max_cycles, render_mode=render_mode, width=width,
                                 height=height, **kwargs)
 
-    __init__.__signature__ = _signature(spec, [_keyword("max_cycles", limit), _keyword("render_mode", None),
-                                               _keyword("width", 640), _keyword("height", 480)])
-    return type(spec.env_class, (SharedWorldEnv,), {
-        "__init__": __init__, "__doc__": docstring(spec), "__module__": f"{__name__}.{spec.module_name}",
+    cls = type(spec.env_class, (SharedWorldEnv,), {
+        "__init__": __init__, "__module__": f"{__name__}.{spec.module_name}",
         "__qualname__": spec.env_class, "game": spec.name, "agent_prefix": spec.agent_prefix,
         "metadata": {"name": spec.module_name, "render_modes": [], "is_parallelizable": True}})
+    return _signatures.declare(cls, spec, _signatures.GAME_ENV,
+                               f"The {spec.name!r} game as a PettingZoo ``ParallelEnv`` "
+                               f"({spec.module_name}.parallel_env).")
 
 
 def _game_module(spec: TaskSpec) -> types.ModuleType:
@@ -66,31 +57,41 @@ def _game_module(spec: TaskSpec) -> types.ModuleType:
     game = _game_class(spec)
 
     def parallel_env(**kwargs: Any) -> SharedWorldEnv:
-        """The game as a PettingZoo ``ParallelEnv``."""
         return game(**kwargs)
 
     def raw_env(**kwargs: Any):
-        """The game as an AEC env, without wrappers (PettingZoo's parallel-to-AEC
-        conversion, each action checked when it is given)."""
         return SharedWorldAECEnv(game(**kwargs))
 
     def env(**kwargs: Any):
-        """The game as an AEC env with PettingZoo's standard (order-enforcing) wrapper."""
         return OrderEnforcingWrapper(SharedWorldAECEnv(game(**kwargs)))
 
     def vec_env(num_worlds: int, *, base_class: str = "gymnasium", num_threads: int | None = None,
                 max_cycles: int | None = spec.max_episode_steps, **kwargs: Any):
-        """``num_worlds`` worlds of the game stepped natively, every agent of every world a
-        row: the one-line swap for ``supersuit.concat_vec_envs_v1(
-        supersuit.pettingzoo_env_to_vec_env_v1(parallel_env(**kwargs)), num_worlds,
-        base_class=base_class)`` (see :mod:`joltgym_marl.vector.agent_vector_env`)."""
         from joltgym_marl.vector.agent_vector_env import make_agent_vec_env
 
         return make_agent_vec_env(spec.name, num_worlds, base_class=base_class, num_threads=num_threads,
                                   max_cycles=max_cycles, **kwargs)
 
+    name = spec.module_name
+    summaries = {
+        parallel_env: f"The game as a PettingZoo ``ParallelEnv`` (``{name}.parallel_env()``).",
+        raw_env: "The game as an AEC env, without wrappers (PettingZoo's parallel-to-AEC conversion, each "
+                 "action checked when it is given).",
+        env: "The game as an AEC env with PettingZoo's standard (order-enforcing) wrapper.",
+    }
+    for function, summary in summaries.items():
+        _signatures.declare(function, spec, _signatures.GAME_ENV, summary)
+    num_worlds = inspect.Parameter("num_worlds", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    _signatures.declare(
+        vec_env, spec, _signatures.AGENT_VECTOR,
+        f"``num_worlds`` worlds of the game stepped natively, every agent of every world a row: the "
+        f"one-line swap for ``supersuit.concat_vec_envs_v1(supersuit.pettingzoo_env_to_vec_env_v1("
+        f"{name}.parallel_env(**kwargs)), num_worlds, base_class=base_class)`` (see "
+        f":mod:`joltgym_marl.vector.agent_vector_env`).",
+        positional=[num_worlds], positional_docs=[("num_worlds", "number of shared worlds (an int >= 1)")])
     for function in (parallel_env, raw_env, env, vec_env):
         function.__module__ = module.__name__
+        function.__qualname__ = function.__name__  # picklable by reference, as a module function
         setattr(module, function.__name__, function)
     setattr(module, game.__name__, game)
     module.task_spec = spec

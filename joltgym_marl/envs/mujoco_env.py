@@ -11,6 +11,7 @@ from gymnasium import spaces
 from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
+from joltgym_marl.registry import TASKS
 
 
 class NativeMujocoEnv(Reconstructible, gym.Env):
@@ -87,6 +88,8 @@ class NativeMujocoEnv(Reconstructible, gym.Env):
         """An RGB frame (``render_mode="rgb_array"``), or a viewer update (``"human"``)."""
         self._check_open()
         if self.render_mode is None:
+            env_id = self.spec.id if self.spec is not None else TASKS[self.task].env_id
+            rendering.warn_no_render_mode(f'gymnasium.make("{env_id}", render_mode="rgb_array")')
             return None
         if self._renderer is None:
             self._renderer = rendering.renderer_for(self._core, self.width, self.height)

@@ -108,6 +108,9 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         distinctly, the camera following the game), or a viewer update (``"human"``)."""
         self._check_open()
         if self.render_mode is None:
+            name = self.metadata.get("name", type(self).__name__)
+            rendering.warn_no_render_mode(f'{name}.parallel_env(render_mode="rgb_array") '
+                                          f'(or {name}.env(render_mode="rgb_array"))')
             return None
         if self._renderer is None:
             self._renderer = rendering.renderer_for(self._world, self.width, self.height,

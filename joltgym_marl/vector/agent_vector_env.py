@@ -121,7 +121,7 @@ class _AgentRows:
         self._terminations, self._truncations = flat.terminations, flat.truncations
         self._infos, self._final_obs = flat.infos, flat.final_obs
         self._action_shape = (self.num_worlds, self.num_agents, pool.act_dim)
-        prefix = pool.agent_prefix or TASKS[game].agent_prefix
+        prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix
         self.agent_names = list(pool.agent_names) or [f"{prefix}_{i}" for i in range(self.num_agents)]
         self.agent_observation_space = spaces.Box(-np.inf, np.inf, shape=(pool.obs_dim,), dtype=np.float32)
         self.agent_action_space = spaces.Box(pool.action_low, pool.action_high, dtype=np.float32)
@@ -280,6 +280,8 @@ class AgentVectorEnv(_AgentRows, Reconstructible, VectorEnv):
         thread steps."""
         pool = self._check_open()
         if self.render_mode is None:
+            module = TASKS[pool.task].module_name
+            rendering.warn_no_render_mode(f'{module}.vec_env({self.num_worlds}, render_mode="rgb_array")')
             return None
         if self._renderer is None:
             prefix = pool.agent_prefix or TASKS[pool.task].agent_prefix

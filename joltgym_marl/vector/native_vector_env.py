@@ -9,6 +9,7 @@ or ``AutoresetMode.SAME_STEP`` (the ended episode's observation and info in
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,10 +17,10 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from joltgym_marl import rendering
+from joltgym_marl import _signatures, rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
-from joltgym_marl.registry import SINGLE_AGENT_TASKS, ResetKind, TaskSpec
+from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS, ResetKind, TaskSpec
 from joltgym_marl.vector._rows import flat_rows
 
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -247,6 +248,8 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         the state is copied under the pool's lock."""
         pool = self._open()
         if self.render_mode is None:
+            rendering.warn_no_render_mode(f'gymnasium.make_vec("{TASKS[pool.task].env_id}", {self.num_envs}, '
+                                          f'vectorization_mode="vector_entry_point", render_mode="rgb_array")')
             return None
         if self._renderer is None:
             self._renderer = rendering.renderer_for(pool, *self._render_size)
@@ -302,11 +305,15 @@ def _vector_class(spec: TaskSpec) -> type:
         del kwargs["task"]
         return (_restore, (type(self), kwargs))
 
-    doc = (f"``NativeVectorEnv`` of the {task!r} task (``{spec.env_id}``); "
-           "``gymnasium.make_vec``'s vector entry point.")
-    return type(spec.vector_class, (NativeVectorEnv,), {
-        "__init__": __init__, "__reduce__": __reduce__, "__doc__": doc, "__module__": __name__,
+    cls = type(spec.vector_class, (NativeVectorEnv,), {
+        "__init__": __init__, "__reduce__": __reduce__, "__module__": __name__,
         "__qualname__": spec.vector_class})
+    num_envs = inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1)
+    return _signatures.declare(
+        cls, spec, _signatures.VECTOR,
+        f"``num_envs`` native worlds of the {task!r} task as a Gymnasium ``VectorEnv`` "
+        f"(``gymnasium.make_vec({spec.env_id!r}, num_envs)``'s vector entry point).",
+        positional=[num_envs], positional_docs=[("num_envs", "number of worlds (an int >= 1, default 1)")])
 
 
 def _restore(cls, kwargs):

@@ -244,10 +244,11 @@ const Registry& GetRegistry() {
 
 int TaskIndex(const char* task) {
   RequirePointer(task, "task");
-  joltgym::TaskRegistry::Get().Find(task);  // BadValue naming the known tasks
+  // Any spelling of a task's names; BadValue naming the close matches and the known tasks.
+  const std::string& name = joltgym::TaskRegistry::Get().Find(task).name;
   const Registry& r = GetRegistry();
   for (std::size_t i = 0; i < r.tasks.size(); ++i) {
-    if (r.tasks[i]->name == task) return static_cast<int>(i);
+    if (r.tasks[i]->name == name) return static_cast<int>(i);
   }
   throw BadValue(std::string("unknown task '") + task + "'");
 }

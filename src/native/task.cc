@@ -1,9 +1,11 @@
 #include "task.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
 #include "errors.h"
+#include "task_names.h"
 
 namespace joltgym {
 
@@ -63,15 +65,60 @@ void TaskRegistry::Add(TaskInfo info) {
   tasks_.emplace(std::move(name), std::move(info));
 }
 
+namespace {
+
+// 'a', 'a' or 'b', 'a', 'b' or 'c'
+std::string QuotedList(const std::vector<std::string>& names, const char* last) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? std::string(" ") + last + " " : ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
+}  // namespace
+
 const TaskInfo& TaskRegistry::Find(const std::string& name) const {
   auto it = tasks_.find(name);
-  if (it == tasks_.end()) {
-    std::ostringstream msg;
-    msg << "unknown task '" << name << "'; expected one of:";
-    for (const auto& [known, _] : tasks_) msg << " '" << known << "'";
+  if (it != tasks_.end()) return it->second;
+  // Any spelling of any of a task's names (task_names.h).
+  const std::string key = NameKey(name);
+  std::vector<const TaskInfo*> named, every;
+  for (const auto& [_, info] : tasks_) {
+    every.push_back(&info);
+    const auto spellings = TaskSpellings(info);
+    if (!key.empty() && std::any_of(spellings.begin(), spellings.end(),
+                                    [&](const std::string& s) { return NameKey(s) == key; })) {
+      named.push_back(&info);
+    }
+  }
+  if (named.size() == 1) return *named.front();
+  std::ostringstream msg;
+  if (named.size() > 1) {
+    std::vector<std::string> names;
+    for (const TaskInfo* info : named) names.push_back(info->name);
+    msg << "ambiguous task name '" << name << "': it names " << QuotedList(names, "and")
+        << "; give one of their native names";
     throw BadValue(msg.str());
   }
-  return it->second;
+  msg << "unknown task '" << name << "'";
+  const std::vector<std::string> close = CloseTaskNames(name, every);
+  if (!close.empty()) {
+    msg << "; did you mean " << QuotedList(close, "or") << "? expected one of:";
+  } else {
+    msg << "; expected one of:";
+  }
+  for (const auto& [known, _] : tasks_) msg << " '" << known << "'";
+  if (!every.empty()) {  // the other names, shown on the first task's
+    const std::vector<std::string> spellings = TaskSpellings(*every.front());
+    msg << " (or another name of one, in any case, with or without '_', '-' or ' ' between words: "
+        << "its title, Gymnasium or PettingZoo id or class name, such as "
+        << QuotedList({spellings.begin() + 1, spellings.begin() + std::min<std::size_t>(spellings.size(), 4)},
+                      "or")
+        << ")";
+  }
+  throw BadValue(msg.str());
 }
 
 namespace {

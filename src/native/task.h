@@ -270,7 +270,10 @@ class TaskRegistry {
  public:
   static TaskRegistry& Get();
   void Add(TaskInfo info);
-  const TaskInfo& Find(const std::string& name) const;  // throws BadValue
+  // The task `name` names: its native name, or any spelling of another of its
+  // names (task_names.h). Throws BadValue naming the close matches and every
+  // task for an unknown name, and the tasks it names for an ambiguous one.
+  const TaskInfo& Find(const std::string& name) const;
   const std::map<std::string, TaskInfo>& all() const { return tasks_; }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "../errors.h"
 #include "diagnostics.h"
+#include "mamujoco_binding.h"
 #include "pool_binding.h"
 #include "registry_binding.h"
 #include "rng_binding.h"
@@ -34,4 +35,5 @@ PYBIND11_MODULE(_core, m) {
   joltgym::bindings::DefineWorlds(m);
   joltgym::bindings::DefinePool(m);
   joltgym::bindings::DefineRng(m);
+  joltgym::bindings::DefineMaMuJoCo(m);
 }

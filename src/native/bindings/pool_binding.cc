@@ -59,6 +59,7 @@ class PyWorldPool {
     const std::string owner = "WorldPool('" + task_name + "')";
     ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, max_episode_steps_);
+    task_name_ = TaskRegistry::Get().Find(task_name).name;  // the native name of any spelling
     const Task& task = *task_;
     const py::ssize_t a = task.num_agents(), od = task.obs_dim(), iw = task.info_layout().width();
     obs_ = PoolArray<float>({py::ssize_t{n}, a, od});

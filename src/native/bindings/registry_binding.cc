@@ -9,6 +9,7 @@
 #include "../compose.h"
 #include "../outcome.h"
 #include "../task.h"
+#include "../task_names.h"
 #include "common.h"
 #include "info_decoder.h"
 
@@ -63,15 +64,28 @@ py::object DefaultValue(const ParamSpec& spec) {
 py::dict Describe(const TaskInfo& info) {
   py::list params;
   for (const ParamSpec& p : info.params) {
+    // The bounds a value is checked against (bindings/checks.cc); None where none apply.
+    py::object low = py::none(), high = py::none();
+    if (p.kind == ParamKind::kInt) {
+      low = py::int_(p.min_int);
+      high = py::int_(p.max_int);
+    } else if (p.kind == ParamKind::kFloat || p.kind == ParamKind::kOptionalFloat ||
+               p.kind == ParamKind::kRange) {
+      low = py::float_(p.min_real);
+      high = py::float_(p.max_real);
+    }
     params.append(py::dict(py::arg("name") = p.name, py::arg("kind") = ParamKindName(p.kind),
-                           py::arg("default") = DefaultValue(p), py::arg("doc") = p.doc));
+                           py::arg("default") = DefaultValue(p), py::arg("doc") = p.doc,
+                           py::arg("min") = low, py::arg("max") = high));
   }
+  py::list names;
+  for (const std::string& spelling : TaskSpellings(info)) names.append(spelling);
   const bool single = info.kind == TaskKind::kSingleAgent;
   py::dict out(py::arg("name") = info.name, py::arg("kind") = single ? "single_agent" : "game",
                py::arg("title") = info.title, py::arg("env_id") = info.env_id,
                py::arg("reference_id") = info.reference_id, py::arg("agent_prefix") = info.agent_prefix,
                py::arg("max_episode_steps") = info.max_episode_steps, py::arg("doc") = info.doc,
-               py::arg("params") = params);
+               py::arg("params") = params, py::arg("names") = names);
   return out;
 }
 
@@ -103,7 +117,14 @@ void DefineRegistry(py::module_& m) {
         return out;
       },
       "Registered tasks: name -> {name, kind ('single_agent' or 'game'), title, env_id, "
-      "reference_id, agent_prefix, max_episode_steps, doc, params [{name, kind, default, doc}]}.");
+      "reference_id, agent_prefix, max_episode_steps, doc, params [{name, kind, default, doc, min, "
+      "max}], names (every name the task answers to)}.");
+  m.def(
+      "resolve_task", [](const std::string& name) { return TaskRegistry::Get().Find(name).name; },
+      py::arg("name"),
+      "The native name of the task `name` names: its native name or any spelling of another of its "
+      "names (title, Gymnasium or PettingZoo id, class name; case, '_', '-' and ' ' do not matter). "
+      "ValueError naming close matches and every task otherwise.");
 
   py::enum_<ResetKind>(m, "ResetKind", py::arithmetic(), "What a pool call did to each world.")
       .value("STEPPED", kStepped)

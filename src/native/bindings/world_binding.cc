@@ -26,6 +26,7 @@ class PyWorld {
       : task_name_(task_name), kwargs_(CopyDict(kwargs)), limit_(limit) {
     ThreadConstructionReport().Clear();
     task_ = MakeTask(task_name, kwargs, owner, limit);
+    task_name_ = TaskRegistry::Get().Find(task_name).name;  // the native name of any spelling
     world_ = std::make_unique<World>(task_, limit);
     actions_.assign(static_cast<std::size_t>(task_->num_agents()) * task_->act_dim(), 0.0f);
     RaiseConstructionWarnings(owner);

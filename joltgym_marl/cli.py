@@ -1,0 +1,238 @@
+"""``python -m joltgym_marl``: what the library holds, and a first look at it.
+
+    python -m joltgym_marl list                 every task, its kind and its ids
+    python -m joltgym_marl info sumo            one task: ids, docstring table, keyword arguments
+    python -m joltgym_marl demo                 a four-cheetah race, then 64 races at once
+    python -m joltgym_marl bench half-cheetah   a quick side-by-side throughput figure
+    python -m joltgym_marl record sumo --out sumo.gif    a short video of a task
+
+A TASK is any name of a task: its native name (half_cheetah), title
+(HalfCheetah), Gymnasium or PettingZoo id (joltgym_marl/HalfCheetah-v0,
+sumo_v0) or class name (HalfCheetahCore), in any case, with or without
+'_', '-' or ' ' between the words. Everything listed comes from the native
+task registry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+from typing import Any
+
+PROG = "python -m joltgym_marl"
+
+
+def _task_kwargs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """``NAME=VALUE`` pairs as keyword arguments; a VALUE that reads as a Python
+    literal (3.5, True, None, (0.1, 0.2)) is that literal, else a str."""
+    kwargs = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.isidentifier():
+            parser.error(f"--param should be NAME=VALUE (e.g. ring_radius=3.5), got {pair!r}")
+        try:
+            kwargs[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            kwargs[name] = text
+    return kwargs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    from joltgym_marl import __version__, _core
+
+    parser.add_argument("--version", action="version",
+                        version=f"joltgym_marl {__version__} (MuJoCo {_core.mujoco_version()})")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser("list", help="every task with its kind and ids",
+                                  description="Every registered task with its kind and ids, from the native "
+                                              "registry.")
+    listing.add_argument("--kind", choices=["single_agent", "game"], help="only tasks of this kind")
+    listing.add_argument("--json", action="store_true", help="one JSON list of records (joltgym_marl.tasks())")
+
+    info = commands.add_parser("info", help="one task: ids, docstring table, keyword arguments",
+                               description="One task: its kind and ids, its docstring table (actions, "
+                                           "observations, rewards, infos) and its keyword arguments with "
+                                           "defaults and allowed values.")
+    info.add_argument("task", metavar="TASK", help="any name of a task (python -m joltgym_marl list)")
+    info.add_argument("--json", action="store_true", help="the record as JSON")
+
+    from joltgym_marl import demo
+
+    demo_parser = commands.add_parser("demo", help="a four-cheetah race, then 64 races at once",
+                                      description=demo.__doc__,
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo.build_parser(parser=demo_parser)
+
+    bench = commands.add_parser("bench", help="a quick side-by-side throughput figure of a task",
+                                description="A quick side-by-side throughput figure of one task: a "
+                                            "single-agent task as its Gymnasium env and its native vector "
+                                            "env, against Gymnasium's own env of the task it reproduces; a "
+                                            "game as one world through parallel_env against many worlds "
+                                            "through vec_env. Random actions, step() calls only.")
+    bench.add_argument("task", metavar="TASK", nargs="?", default=None,
+                       help="any name of a task (default: the registry's first single-agent task)")
+    bench.add_argument("--worlds", type=int, default=64, help="worlds of the batched figure (default 64)")
+    bench.add_argument("--threads", type=int, default=None, help="native threads (default: the machine's cores)")
+    bench.add_argument("--seconds", type=float, default=1.0, help="seconds each figure is measured (default 1)")
+    bench.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="a keyword argument of the task (repeatable), e.g. num_agents=4")
+
+    record = commands.add_parser("record", help="write a short GIF or MP4 of a task",
+                                 description="Plays one episode of a task with random actions, headless, and "
+                                             "writes it to a .gif or .mp4 (needs imageio; .mp4 also "
+                                             "imageio-ffmpeg). Says so when the episode ends early.")
+    record.add_argument("task", metavar="TASK", help="any name of a task (python -m joltgym_marl list)")
+    record.add_argument("--out", default=None, help="output .gif or .mp4 (default: <task>.gif)")
+    record.add_argument("--steps", type=int, default=200, help="steps to play at most (default 200)")
+    record.add_argument("--every", type=int, default=2, help="keep one frame in this many steps (default 2)")
+    record.add_argument("--width", type=int, default=480, help="frame width in pixels (default 480)")
+    record.add_argument("--height", type=int, default=320, help="frame height in pixels (default 320)")
+    record.add_argument("--seed", type=int, default=0, help="seed of the reset and the random actions")
+    record.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a keyword argument of the task (repeatable), e.g. robot=humanoid")
+    return parser
+
+
+def _resolve(name: str):
+    from joltgym_marl.registry import resolve
+
+    try:
+        return resolve(name)
+    except ValueError as error:
+        raise SystemExit(f"{PROG}: {error}") from None
+
+
+def _record_dict(record) -> dict[str, Any]:
+    out = {k: v for k, v in vars(record).items() if k not in ("params", "names")}
+    out["engines"] = list(record.engines)
+    out["names"] = list(record.names)
+    out["params"] = [{"name": p.name, "kind": p.kind, "default": p.default, "doc": p.doc, "allowed": p.allowed}
+                     for p in record.params]
+    return out
+
+
+def cmd_list(args: argparse.Namespace) -> None:
+    from joltgym_marl.registry import tasks
+
+    records = tasks(args.kind)
+    if args.json:
+        print(json.dumps([_record_dict(r) for r in records], indent=1, default=repr))
+        return
+    singles = [r for r in records if r.kind == "single_agent"]
+    games = [r for r in records if r.kind == "game"]
+    if singles:
+        print(f"{len(singles)} single-agent tasks: gymnasium.make(<gymnasium id>), or one native world "
+              "as joltgym_marl.<core class>")
+        width = max(len(r.name) for r in singles) + 2
+        id_width = max(len(r.gymnasium_id) for r in singles) + 2
+        print(f"  {'name':<{width}}{'gymnasium id':<{id_width}}{'reproduces':<28}core class")
+        for r in singles:
+            print(f"  {r.name:<{width}}{r.gymnasium_id:<{id_width}}{r.reference_id or '':<28}{r.core_class}")
+    if games:
+        if singles:
+            print()
+        print(f"{len(games)} shared-world games: from joltgym_marl import <module>; <module>.parallel_env(), "
+              ".env(), .vec_env(num_worlds)")
+        width = max(len(r.name) for r in games) + 2
+        module_width = max(len(r.pettingzoo_module) for r in games) + 2
+        print(f"  {'name':<{width}}{'module':<{module_width}}{'max cycles':<12}class")
+        for r in games:
+            print(f"  {r.name:<{width}}{r.pettingzoo_module:<{module_width}}{r.max_episode_steps:<12}"
+                  f"{r.env_class}")
+    engines = sorted({e for r in records for e in r.engines})
+    print(f"\nEngines: {', '.join(engines)}. Any name of a task works in `info`, `bench`, `record` and "
+          "WorldPool(name): python -m joltgym_marl info TASK")
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    from joltgym_marl.registry import task
+
+    spec = _resolve(args.task)
+    record = task(spec.name)
+    if args.json:
+        print(json.dumps(_record_dict(record) | {"doc": spec.doc}, indent=1, default=repr))
+        return
+    kind = "single-agent task" if record.kind == "single_agent" else "shared-world game"
+    print(f"{record.name}: a {kind}, on {', '.join(record.engines)}")
+    rows = [("title", record.title)]
+    if record.kind == "single_agent":
+        rows += [("gymnasium id", f"gymnasium.make({record.gymnasium_id!r}), max_episode_steps "
+                                  f"{record.max_episode_steps}"),
+                 ("reproduces", f"Gymnasium's {record.reference_id}, step for step"),
+                 ("one world", f"joltgym_marl.{record.core_class}()"),
+                 ("env class", f"joltgym_marl.envs.{record.env_class}"),
+                 ("vector env", f"gymnasium.make_vec({record.gymnasium_id!r}, num_envs, "
+                                f"vectorization_mode='vector_entry_point') -> "
+                                f"joltgym_marl.vector.{record.vector_class}")]
+    else:
+        module = record.pettingzoo_module
+        rows += [("PettingZoo", f"from joltgym_marl import {module}; {module}.parallel_env() / .env() / "
+                                f".raw_env(), max_cycles {record.max_episode_steps}"),
+                 ("batched", f"{module}.vec_env(num_worlds): every agent of every world a row"),
+                 ("env class", f"joltgym_marl.envs.{module}.{record.env_class}")]
+    rows += [("native", f"WorldPool({record.name!r}, num_envs)"),
+             ("also named", ", ".join(n for n in record.names if n != record.name))]
+    width = max(len(k) for k, _ in rows) + 2
+    for key, value in rows:
+        print(f"  {key + ':':<{width}}{value}")
+    print()
+    print(spec.doc.strip())
+    print()
+    print("Keyword arguments (defaults shown):")
+    for p in spec.params:
+        print(f"  {p.describe()}")
+
+
+def cmd_bench(args: argparse.Namespace) -> None:
+    from joltgym_marl import quickbench
+    from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS
+
+    if args.worlds < 1 or (args.threads is not None and args.threads < 1) or not args.seconds > 0:
+        raise SystemExit(f"{PROG} bench: --worlds and --threads should be >= 1 and --seconds > 0, got "
+                         f"{args.worlds}, {args.threads} and {args.seconds}")
+    spec = _resolve(args.task) if args.task else (SINGLE_AGENT_TASKS or list(TASKS.values()))[0]
+    kwargs = _task_kwargs(args.param, build_parser())
+    print(f"measuring {spec.name} ({spec.env_id}) for about {args.seconds:g} s per figure ...", flush=True)
+    try:
+        rows = quickbench.figures(spec.name, worlds=args.worlds, threads=args.threads, seconds=args.seconds,
+                                  **kwargs)
+    except (TypeError, ValueError) as error:  # a bad keyword argument or value, named by the core
+        raise SystemExit(f"{PROG} bench: {error}") from None
+    print(quickbench.table(spec, rows))
+
+
+def cmd_record(args: argparse.Namespace) -> None:
+    from joltgym_marl import recording
+
+    spec = _resolve(args.task)
+    out = args.out or f"{spec.name}.gif"
+    try:
+        recording.check_path(out)
+    except ValueError as error:
+        raise SystemExit(f"{PROG} record: {error}") from None
+    kwargs = _task_kwargs(args.param, build_parser())
+    try:
+        result = recording.record(spec.name, steps=args.steps, every=args.every, width=args.width,
+                                  height=args.height, seed=args.seed, **kwargs)
+    except (TypeError, ValueError) as error:  # a bad keyword argument or value, named by the core
+        raise SystemExit(f"{PROG} record: {error}") from None
+    path = recording.save(result, out)
+    print(result.summary(path))
+
+
+COMMANDS = {"list": cmd_list, "info": cmd_info, "bench": cmd_bench, "record": cmd_record}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        from joltgym_marl import demo
+
+        demo.run(args)
+    else:
+        COMMANDS[args.command](args)
+    return 0

@@ -1,0 +1,2 @@
+"""MaMuJoCo (multi-agent MuJoCo), natively batched; the public module is
+:mod:`joltgym_marl.mamujoco_v1`."""

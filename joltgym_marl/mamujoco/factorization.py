@@ -1,0 +1,223 @@
+"""A MaMuJoCo configuration resolved once: the robot, its agents, which
+actuators each drives, and the compiled observation plan (each agent's slice
+and the state's slice of the plan's output)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from joltgym_marl._native import core as _core
+from joltgym_marl.mamujoco import graphs
+from joltgym_marl.mamujoco.graphs import Graph, Joint
+from joltgym_marl.mamujoco.plan import (CATEGORIES, PlanBuilder, Sizes, add_agent_observation,
+                                        add_state, joints_at_distance)
+
+# scenario -> the native single-agent task it factorizes
+ROBOTS = {
+    "Ant": "ant", "HalfCheetah": "half_cheetah", "Hopper": "hopper",
+    "HumanoidStandup": "humanoid_standup", "Humanoid": "humanoid", "Reacher": "reacher",
+    "Swimmer": "swimmer", "Pusher": "pusher", "Walker2d": "walker2d",
+    "InvertedPendulum": "inverted_pendulum", "InvertedDoublePendulum": "inverted_double_pendulum",
+    "ManySegmentSwimmer": "swimmer", "ManySegmentAnt": "ant",
+    "CoupledHalfCheetah": "coupled_half_cheetah",  # MaMuJoCo's own robot (not in the task registry)
+}
+SCENARIOS = tuple(ROBOTS)
+NO_FACTORIZATION = ("InvertedPendulum", "InvertedDoublePendulum")  # agent_conf=None only
+
+
+def default_local_categories(scenario: str, obsk: int | None) -> list[list[str]]:
+    """Farama's defaults: what each depth of the joint graph observes."""
+    if obsk is None:
+        return [[]]
+    if scenario in ("Ant", "ManySegmentAnt"):
+        per_depth = [["qpos", "qvel", "cfrc_ext"], ["qpos"]]
+    elif scenario in ("Humanoid", "HumanoidStandup"):
+        per_depth = [["qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext"], ["qpos"]]
+    elif scenario == "CoupledHalfCheetah":
+        per_depth = [["qpos", "qvel", "ten_J", "ten_length", "ten_velocity"], ["qpos"]]
+    elif scenario == "Reacher":
+        per_depth = [["qpos", "qvel", "fingertip_dist"], ["qpos"]]
+    else:
+        per_depth = [["qpos", "qvel"], ["qpos"]]
+    return [per_depth[min(k, len(per_depth) - 1)] for k in range(obsk + 1)]
+
+
+@lru_cache(maxsize=64)
+def _model_info(robot: str, frozen_kwargs: tuple) -> dict[str, Any]:
+    return dict(_core.mamujoco_model_info(robot, dict(frozen_kwargs)))
+
+
+def model_info(robot: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    try:
+        key = tuple(sorted(kwargs.items()))
+        hash(key)
+    except TypeError:
+        return dict(_core.mamujoco_model_info(robot, kwargs))
+    return _model_info(robot, key)
+
+
+def _check_categories(value: Any, what: str) -> None:
+    for c in value:
+        if c not in CATEGORIES:
+            raise ValueError(f"{what} has unknown category {c!r}; allowed: {', '.join(CATEGORIES)}")
+
+
+@dataclass
+class Factorization:
+    scenario: str
+    agent_conf: str | None
+    agent_obsk: int | None
+    robot: str
+    robot_kwargs: dict[str, Any]
+    possible_agents: list[str]
+    action_indices: list[np.ndarray]  # per agent: its actions' indices in the global action
+    obs_slices: list[slice]  # per agent, into the plan's output
+    state_slice: slice
+    observation_factorization: dict[str, np.ndarray]  # Farama's: state indices per agent, or None
+    plan_ops: np.ndarray
+    plan_bounds: np.ndarray
+    act_dim: int
+    local_categories: list[list[str]]
+    global_categories: tuple[str, ...]
+    agent_joints: list[list[str]]  # joint labels per agent (partition order)
+
+
+def _custom_parts(graph: Graph, factorization: Any) -> tuple[list, list, list]:
+    """agent_factorization: {"partition": [[joint, ...], ...], "edges": [[joint, ...], ...],
+    "globals": [joint, ...]}, joints given by label (or as Farama's Node objects)."""
+    if not isinstance(factorization, dict) or set(factorization) - {"partition", "edges", "globals"} \
+            or "partition" not in factorization:
+        raise ValueError("agent_factorization should be a dict with keys 'partition' (required), "
+                         f"'edges' and 'globals', got {factorization!r:.200}")
+    by_label: dict[str, Joint] = {}
+    duplicated = set()
+    for j in list(graph.joints.values()) + list(graph.globals):
+        if j.label in by_label and by_label[j.label] is not j:
+            duplicated.add(j.label)
+        by_label[j.label] = j
+
+    def joint(x: Any) -> Joint:
+        label = x if isinstance(x, str) else getattr(x, "label", None)
+        if label in duplicated:
+            raise ValueError(f"joint label {label!r} names several joints of this scenario; "
+                             "use agent_conf for it")
+        if label not in by_label:
+            raise ValueError(f"agent_factorization names unknown joint {x!r}; allowed: "
+                             f"{', '.join(sorted(by_label))}")
+        return by_label[label]
+
+    def members(edge: Any):
+        return getattr(edge, "nodes", edge)
+
+    parts = [tuple(joint(x) for x in part) for part in factorization["partition"]]
+    edges = [tuple(joint(x) for x in members(e)) for e in factorization.get("edges", graph.edges)]
+    globals_ = [joint(x) for x in factorization.get("globals", graph.globals)]
+    return parts, edges, globals_
+
+
+def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
+            agent_factorization: dict | None, local_categories: Sequence[Sequence[str]] | None,
+            global_categories: Sequence[str] | None, kwargs: dict[str, Any],
+            xml_file: str | None = None) -> Factorization:
+    if scenario not in ROBOTS:
+        raise ValueError(f"unknown scenario {scenario!r}; allowed: {', '.join(SCENARIOS)}")
+    if agent_obsk is not None and (isinstance(agent_obsk, bool) or not isinstance(agent_obsk, (int, np.integer))
+                                   or agent_obsk < 0):
+        raise ValueError(f"agent_obsk should be None or an int >= 0, got {agent_obsk!r}")
+    robot = ROBOTS[scenario]
+    robot_kwargs = dict(kwargs)
+    if xml_file is not None:
+        robot_kwargs["xml_file"] = xml_file
+    obsk = None if agent_conf is None else agent_obsk  # as Farama: no conf, one agent
+    graph = None
+    if obsk is not None:
+        if scenario in NO_FACTORIZATION:
+            raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; allowed: None")
+        if agent_factorization is None:
+            graph = graphs.graph(scenario, agent_conf)
+            if agent_conf not in graph.confs:
+                allowed = ", ".join(repr(c) for c in [*graph.confs, None])
+                raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; allowed: {allowed}")
+            parts, edges, global_joints = graph.parts(agent_conf), graph.edges, graph.globals
+        else:
+            graph = graphs.graph(scenario, agent_conf) if scenario.startswith("ManySegment") \
+                else graphs.graph(scenario, None)
+            parts, edges, global_joints = _custom_parts(graph, agent_factorization)
+    info = model_info(robot, robot_kwargs)
+    sizes = Sizes(info["nq"], info["nv"], info["nbody"], info["ntendon"])
+    nu = info["nu"]
+    if local_categories is None:
+        local_categories = default_local_categories(scenario, obsk)
+    else:
+        local_categories = [list(c) for c in local_categories]
+        for c in local_categories:
+            _check_categories(c, "local_categories")
+        if obsk is not None and len(local_categories) < obsk + 1:
+            raise ValueError(f"local_categories should list the categories of each depth 0..{obsk} "
+                             f"(agent_obsk={obsk}), got {len(local_categories)} depth(s)")
+    global_categories = ("qpos", "qvel") if global_categories is None else tuple(global_categories)
+    _check_categories(global_categories, "global_categories")
+
+    plan = PlanBuilder(sizes)
+    obs_slices, action_indices, agent_joints = [], [], []
+    if obsk is None:
+        parts = None
+        action_indices.append(np.arange(nu))
+        agent_joints.append([])
+    else:
+        acts = [j.act for part in parts for j in part]
+        for part in parts:
+            for j in part:
+                if j.act is None:
+                    raise ValueError(f"joint {j.label!r} has no actuator and cannot be given to an agent")
+        duplicates = sorted({a for a in acts if acts.count(a) > 1})
+        missing = sorted(set(range(nu)) - set(acts))
+        if duplicates or missing:
+            raise ValueError(f"agent_factorization should give each of the {nu} actuators to exactly one "
+                             f"agent; actuators given twice: {duplicates}, to none: {missing}")
+        for part in parts:
+            start = len(plan)
+            depths = joints_at_distance(part, edges, obsk)
+            add_agent_observation(plan, depths, local_categories, global_joints, global_categories)
+            obs_slices.append(slice(start, len(plan)))
+            action_indices.append(np.array([j.act for j in part], dtype=np.int64))
+            agent_joints.append([j.label for j in part])
+    start = len(plan)
+    add_state(plan, scenario, sizes, info["body_names"], robot_kwargs)
+    state_slice = slice(start, len(plan))
+    if state_slice.stop - state_slice.start != info["obs_dim"]:
+        raise ValueError(f"{scenario} with these keyword arguments has a {info['obs_dim']}-value observation, "
+                         f"which MaMuJoCo's state() does not reproduce ({state_slice.stop - state_slice.start} "
+                         "values); the keyword arguments that change the observation are not supported")
+    if obsk is None:
+        obs_slices.append(state_slice)
+    n_agents = len(action_indices)
+    possible_agents = [f"agent_{i}" for i in range(n_agents)]
+    ops, bounds = plan.arrays()
+    observation_factorization = _observation_factorization(ops, obs_slices, state_slice, possible_agents)
+    return Factorization(scenario, agent_conf, obsk, robot, robot_kwargs, possible_agents, action_indices,
+                         obs_slices, state_slice, observation_factorization, ops, bounds, nu,
+                         local_categories, global_categories, agent_joints)
+
+
+def _observation_factorization(ops: np.ndarray, obs_slices: list[slice], state_slice: slice,
+                               agents: list[str]) -> dict[str, np.ndarray] | None:
+    """For each agent, the index in state() of each of its observation's values
+    (Farama's ``observation_factorization``); None if some value is not part of
+    the state (then the observation mappings are unavailable, as in Farama)."""
+    state_rows = {tuple(ops[k]): k - state_slice.start for k in range(state_slice.start, state_slice.stop)}
+    out = {}
+    for agent, s in zip(agents, obs_slices):
+        idx = []
+        for k in range(s.start, s.stop):
+            row = state_rows.get(tuple(ops[k]))
+            if row is None:
+                return None
+            idx.append(row)
+        out[agent] = np.array(idx, dtype=np.int64)
+    return out

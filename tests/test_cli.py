@@ -1,0 +1,154 @@
+"""``python -m joltgym_marl``: list, info, demo, bench and record, tried as a
+careless user would (typos, partial names, missing arguments, bad values)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import joltgym_marl
+from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = ["list", "info", "demo", "bench", "record"]
+
+
+def cli(*args: str, cwd: Path, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
+    # The same package as this session (a source tree or the installed one), from any folder.
+    package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH"))
+                                                      if p))
+    done = subprocess.run([sys.executable, "-m", "joltgym_marl", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+@pytest.mark.parametrize("args", [[], *[[c] for c in COMMANDS]], ids=["main", *COMMANDS])
+def test_help_is_fast_and_says_what_each_command_does(tmp_path, args):
+    start = time.perf_counter()
+    done = cli(*args, "--help", cwd=tmp_path)
+    elapsed = time.perf_counter() - start
+    assert done.stdout.startswith(f"usage: python -m joltgym_marl {' '.join(args)}".rstrip()), done.stdout[:300]
+    if not args:
+        for command in COMMANDS:
+            assert re.search(rf"^\s+{command}\s+\S", done.stdout, re.MULTILINE), command
+    assert not list(tmp_path.iterdir())
+    # Under two seconds on an idle machine (about 0.4 s measured); generous under load.
+    assert elapsed < 5.0, elapsed
+
+
+def test_version_names_the_package_and_mujoco(tmp_path):
+    out = cli("--version", cwd=tmp_path).stdout
+    assert out == f"joltgym_marl {joltgym_marl.__version__} (MuJoCo {joltgym_marl._core.mujoco_version()})\n"
+
+
+def test_no_command_or_an_unknown_one_says_what_exists(tmp_path):
+    done = cli(cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "the following arguments are required: COMMAND" in done.stderr
+    done = cli("lsit", cwd=tmp_path, check=False)
+    assert done.returncode == 2
+    assert "invalid choice: 'lsit'" in done.stderr and "'list'" in done.stderr
+
+
+def test_list_shows_every_registered_task_with_its_ids(tmp_path):
+    out = cli("list", cwd=tmp_path).stdout
+    for spec in TASKS.values():
+        row = next(line for line in out.splitlines() if line.split()[:1] == [spec.name])
+        assert spec.env_id in row
+        if not spec.is_game:
+            assert spec.reference_id in row and spec.core_class in row
+    assert f"{len(SINGLE_AGENT_TASKS)} single-agent tasks" in out and f"{len(GAMES)} shared-world games" in out
+    games = cli("list", "--kind", "game", cwd=tmp_path).stdout
+    assert all(spec.name in games for spec in GAMES) and "single-agent" not in games
+    records = json.loads(cli("list", "--json", cwd=tmp_path).stdout)
+    assert [r["name"] for r in records] == list(TASKS)
+    assert records[0]["params"][0]["name"] == TASKS[records[0]["name"]].params[0].name
+    done = cli("list", "--kind", "robots", cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "invalid choice: 'robots'" in done.stderr
+
+
+@pytest.mark.parametrize("spec", [SINGLE_AGENT_TASKS[0], GAMES[0]], ids=lambda s: s.kind)
+def test_info_takes_any_spelling_and_shows_ids_table_and_keyword_arguments(tmp_path, spec):
+    for name in (spec.name, spec.title, spec.env_id, spec.title.lower().replace("_", "-")):
+        out = cli("info", name, cwd=tmp_path).stdout
+        assert out.startswith(f"{spec.name}: a ")
+        assert spec.env_id in out and spec.doc.strip().splitlines()[0] in out
+        for p in spec.params:
+            assert f"  {p.describe()}" in out
+    record = json.loads(cli("info", spec.title, "--json", cwd=tmp_path).stdout)
+    assert record["name"] == spec.name and record["kind"] == spec.kind and record["doc"] == spec.doc
+
+
+def test_info_of_an_unknown_or_partial_name_names_the_close_matches(tmp_path):
+    done = cli("info", "cheetah", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and not done.stdout
+    assert done.stderr.startswith("python -m joltgym_marl: unknown task 'cheetah'; did you mean "
+                                  "'cheetah_race' or 'half_cheetah'? expected one of: 'ant'"), done.stderr
+    assert "Traceback" not in done.stderr
+    done = cli("info", cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "the following arguments are required: TASK" in done.stderr
+
+
+def test_demo_races_then_batches_and_says_what_the_rate_is_measured_against(tmp_path):
+    out = cli("demo", "--worlds", "4", "--steps", "30", cwd=tmp_path).stdout
+    assert "cheetah_race_v0: 4 HalfCheetahs in one world" in out
+    assert re.search(r"\ncheetah_\d (wins|leads at the time limit) after \d+ steps", out), out
+    assert re.search(r"\n4 races x 4 agents on \d+ native threads: [\d,]+ agent-steps/s \(random actions, 30 "
+                     r"vec_env.step\(\) calls timed\), [\d.]+x one race stepped through parallel_env in a Python "
+                     r"loop \([\d,]+ agent-steps/s\)", out), out
+    done = cli("demo", "--worlds", "0", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "--worlds and --steps should be >= 1, got 0 and 300" in done.stderr
+
+
+def test_bench_puts_ours_beside_gymnasiums_reference_and_a_game_beside_parallel_env(tmp_path):
+    spec = SINGLE_AGENT_TASKS[0]
+    out = cli("bench", spec.title, "--worlds", "4", "--threads", "1", "--seconds", "0.1", cwd=tmp_path).stdout
+    assert f"gymnasium.make('{spec.env_id}'), 1 world, Python loop" in out
+    assert f"NativeVectorEnv('{spec.name}'), 4 worlds on 1 threads" in out
+    assert re.search(rf"Gymnasium's {re.escape(spec.reference_id)}, 1 world, Python loop \(the reference\)\s+"
+                     r"[\d,]+\s+1\.0x", out), out
+    assert f"(x: times the rate of Gymnasium's {spec.reference_id})" in out
+    game = GAMES[0]
+    out = cli("bench", game.env_id, "--worlds", "2", "--seconds", "0.1", cwd=tmp_path).stdout
+    assert re.search(rf"{game.module_name}.parallel_env, 1 world, Python loop\s+[\d,]+\s+1\.0x", out), out
+    assert f"{game.module_name}.vec_env, 2 worlds on" in out and "agent-steps/s" in out
+    done = cli("bench", game.name, "--param", "no_such=1", "--seconds", "0.1", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "no_such" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_record_writes_a_gif_and_says_when_the_episode_ended_early(tmp_path):
+    import imageio.v2 as imageio
+
+    game = next(spec for spec in GAMES if "num_agents" in spec.defaults())
+    out = cli("record", game.title, "--steps", "6", "--width", "64", "--height", "48", "--param", "num_agents=3",
+              cwd=tmp_path).stdout
+    path = tmp_path / f"{game.name}.gif"
+    assert out == f"wrote 4 frames (6 steps) of {game.env_id} to {game.name}.gif\n", out
+    frames = imageio.mimread(path)
+    assert len(frames) == 4 and frames[0].shape[:2] == (48, 64)
+    # A robot that falls at once: its episode ends before the steps asked for, and the line says so.
+    out = cli("record", "hopper", "--steps", "400", "--every", "50", "--width", "32", "--height", "32",
+              "--param", "healthy_z_range=(10.0, 20.0)", "--out", "hop.gif", cwd=tmp_path).stdout
+    assert re.fullmatch(r"wrote \d+ frames \(\d+ steps\) of joltgym_marl/Hopper-v0 to hop.gif; the episode "
+                        r"terminated after \d+ of the 400 steps asked for\n", out), out
+
+
+def test_record_refuses_bad_input_with_the_bad_value(tmp_path):
+    done = cli("record", "sumo", "--out", "sumo.avi", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "should be a .gif or .mp4 file, got 'sumo.avi'" in done.stderr
+    done = cli("record", "sumo", "--steps", "0", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "steps should be an int >= 1, got 0" in done.stderr
+    done = cli("record", "sumo", "--param", "ring_radius", cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "--param should be NAME=VALUE (e.g. ring_radius=3.5), got 'ring_radius'" in done.stderr
+    done = cli("record", "sumo", "--param", "robot=spider", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "spider" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,206 @@
+"""mamujoco_v1: PettingZoo's own tests, the AEC form, pickling, rendering and
+bad input (errors naming the value and the allowed ones)."""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import re
+import types
+
+import cloudpickle
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test
+
+from joltgym_marl import mamujoco_v1
+from joltgym_marl._native import core as _core
+
+API_CASES = [("HalfCheetah", "6x1", 1), ("Ant", "4x2", 2), ("Humanoid", "9|8", 0), ("Reacher", "2x1", 1),
+             ("InvertedPendulum", None, 1), ("ManySegmentAnt", "3x1", 1)]
+
+
+@pytest.mark.parametrize(("scenario", "conf", "obsk"), API_CASES)
+def test_parallel_api_test(scenario, conf, obsk):
+    env = mamujoco_v1.parallel_env(scenario, conf, agent_obsk=obsk, max_episode_steps=50)
+    parallel_api_test(env, num_cycles=120)
+
+
+@pytest.mark.parametrize(("scenario", "conf"), [("HalfCheetah", "2x3"), ("Hopper", "3x1")])
+def test_parallel_seed_test(scenario, conf):
+    parallel_seed_test(functools.partial(mamujoco_v1.parallel_env, scenario, conf, max_episode_steps=50),
+                       num_cycles=60)
+
+
+# PettingZoo's checkers warn that an unbounded Box is "probably too low/high";
+# MuJoCo observations (Farama's spaces too) are unbounded.
+@pytest.mark.filterwarnings("ignore:Agent's minimum observation space value is -infinity:UserWarning")
+@pytest.mark.filterwarnings("ignore:Agent's maximum observation space value is infinity:UserWarning")
+@pytest.mark.filterwarnings("ignore:Environment's minimum state space value is -infinity:UserWarning")
+@pytest.mark.filterwarnings("ignore:Environment's maximum state space value is infinity:UserWarning")
+def test_aec_api_test():
+    api_test(mamujoco_v1.env("Walker2d", "2x3", max_episode_steps=30), num_cycles=60)
+
+
+def _with_max_cycles(fn, scenario, conf):
+    def make(max_cycles):
+        return fn(scenario, conf, max_episode_steps=max_cycles)
+    return make
+
+
+def test_max_cycles_test():
+    mod = types.SimpleNamespace(parallel_env=_with_max_cycles(mamujoco_v1.parallel_env, "Swimmer", "2x1"),
+                                env=_with_max_cycles(mamujoco_v1.env, "Swimmer", "2x1"))
+    max_cycles_test(mod)
+
+
+def test_metadata_and_spaces_are_farama_shaped():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    assert env.metadata["name"] == "MaMuJoCo" and env.metadata["is_parallelizable"]
+    assert env.possible_agents == ["agent_0", "agent_1"]
+    assert env.observation_space("agent_0") is env.observation_space("agent_0")
+    assert env.observation_space("agent_0").dtype == np.float64
+    assert env.action_space("agent_1").dtype == np.float32
+    obs, _ = env.reset(seed=0)
+    assert env.state().shape == (17,)
+    for agent, o in obs.items():
+        assert env.observation_space(agent).contains(o)
+
+
+def test_global_state_observation_option():
+    env = mamujoco_v1.parallel_env("Ant", "2x4", agent_observation="global_state")
+    obs, _ = env.reset(seed=2)
+    for agent in env.possible_agents:
+        assert np.array_equal(obs[agent], env.state())
+        assert env.observation_space(agent).shape == env.state().shape
+    local = mamujoco_v1.parallel_env("Ant", "2x4")
+    assert local.observation_space("agent_0").shape != env.observation_space("agent_0").shape
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps])
+def test_pickling_recreates_from_constructor_arguments(dumps):
+    env = mamujoco_v1.parallel_env("Hopper", "3x1", agent_obsk=2, ctrl_cost_weight=0.01)
+    copy = pickle.loads(dumps(env))
+    assert copy.possible_agents == env.possible_agents
+    a, _ = env.reset(seed=5)
+    b, _ = copy.reset(seed=5)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    vec = mamujoco_v1.vec_env("HalfCheetah", "2x3", num_envs=3, num_threads=1)
+    vcopy = pickle.loads(dumps(vec))
+    assert vcopy.num_envs == 3 and vcopy.possible_agents == vec.possible_agents
+
+
+def test_rendering_rgb_array():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (480, 480, 3) and frame.dtype == np.uint8 and frame.std() > 0
+    env.close()
+
+
+def test_observations_are_new_arrays_each_step():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "6x1")
+    obs0, _ = env.reset(seed=1)
+    kept = {a: o.copy() for a, o in obs0.items()}
+    env.step({a: env.action_space(a).sample() for a in env.agents})
+    assert all(np.array_equal(obs0[a], kept[a]) for a in kept)
+
+
+# -- bad input ---------------------------------------------------------------------
+
+def test_unknown_scenario_lists_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"unknown scenario 'Cheetah'; allowed: Ant, HalfCheetah, .*ManySegmentAnt"):
+        mamujoco_v1.parallel_env("Cheetah", "2x3")
+
+
+def test_unknown_conf_lists_the_allowed_ones():
+    with pytest.raises(ValueError, match=re.escape("agent_conf '5x1' is not valid for HalfCheetah; allowed: "
+                                                   "'2x3', '6x1', '3x2', None")):
+        mamujoco_v1.parallel_env("HalfCheetah", "5x1")
+    with pytest.raises(ValueError, match=r"agent_conf 'ax2' is not valid for ManySegmentSwimmer; expected 'NxK'"):
+        mamujoco_v1.parallel_env("ManySegmentSwimmer", "ax2")
+    with pytest.raises(ValueError, match=r"agent_conf '2x1' is not valid for InvertedPendulum; allowed: None"):
+        mamujoco_v1.parallel_env("InvertedPendulum", "2x1")
+
+
+def test_bad_obsk_and_categories():
+    with pytest.raises(ValueError, match=r"agent_obsk should be None or an int >= 0, got -1"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_obsk=-1)
+    with pytest.raises(ValueError, match=r"local_categories has unknown category 'qacc'; allowed: qpos, qvel"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", local_categories=[["qacc"], ["qpos"]])
+    with pytest.raises(ValueError, match=r"should list the categories of each depth 0..2 \(agent_obsk=2\), got 1"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_obsk=2, local_categories=[["qpos"]])
+    with pytest.raises(ValueError, match=r"agent_observation should be one of \('local', 'global_state'\)"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_observation="state")
+
+
+def test_malformed_factorization():
+    with pytest.raises(ValueError, match=r"agent_factorization should be a dict with keys 'partition'"):
+        mamujoco_v1.parallel_env("HalfCheetah", "x", agent_factorization=[("bthigh",)])
+    with pytest.raises(ValueError, match=r"names unknown joint 'bknee'; allowed: bfoot, bshin, bthigh"):
+        mamujoco_v1.parallel_env("HalfCheetah", "x", agent_factorization={"partition": [("bknee",)]})
+    with pytest.raises(ValueError, match=re.escape("give each of the 6 actuators to exactly one agent; actuators "
+                                                   "given twice: [0], to none: [3, 4, 5]")):
+        mamujoco_v1.parallel_env("HalfCheetah", "x", agent_factorization={
+            "partition": [("bthigh", "bshin"), ("bthigh", "bfoot")]})
+    with pytest.raises(ValueError, match=r"joint 'root_x' has no actuator"):
+        mamujoco_v1.parallel_env("HalfCheetah", "x", agent_factorization={"partition": [("root_x",)]})
+
+
+def test_unknown_robot_keyword_lists_the_allowed_ones():
+    with pytest.raises(TypeError, match=r"ctrl_cost"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", ctrl_cost=0.1)
+
+
+def test_bad_actions_name_the_agent_and_value():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    with pytest.raises(_core.StateError, match=r"step\(\) before reset\(\)"):
+        env.step({"agent_0": np.zeros(3, np.float32), "agent_1": np.zeros(3, np.float32)})
+    env.reset(seed=0)
+    good = np.zeros(3, np.float32)
+    with pytest.raises(ValueError, match=re.escape("action of agent_1 should have shape (3,), got (2,)")):
+        env.step({"agent_0": good, "agent_1": np.zeros(2, np.float32)})
+    with pytest.raises(KeyError, match=r"missing agent\(s\) \['agent_1'\]"):
+        env.step({"agent_0": good})
+    with pytest.raises(KeyError, match=r"unknown agent\(s\) \['agent_9'\]"):
+        env.step({"agent_0": good, "agent_1": good, "agent_9": good})
+    with pytest.raises(ValueError, match=r"action of agent_0 should be finite, got nan at index \(1,\)"):
+        env.step({"agent_0": np.array([0, np.nan, 0], np.float32), "agent_1": good})
+    with pytest.raises(TypeError, match=r"action of agent_0 should have a floating-point dtype"):
+        env.step({"agent_0": np.zeros(3, np.int64), "agent_1": good})
+    # a rejected step changes nothing
+    before = env.state()
+    assert np.array_equal(before, env.state())
+    env.close()
+    with pytest.raises(_core.StateError, match="closed"):
+        env.reset()
+
+
+def test_step_after_episode_end_asks_for_reset():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3", max_episode_steps=2)
+    env.reset(seed=0)
+    act = {a: np.zeros(3, np.float32) for a in env.possible_agents}
+    env.step(act)
+    _, _, _, trunc, _ = env.step(act)
+    assert all(trunc.values()) and env.agents == []
+    with pytest.raises(_core.StateError, match=r"after the episode ended; expected reset\(\)"):
+        env.step(act)
+
+
+def test_an_action_beyond_float32_is_named():
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action of agent_1 should be finite, got 1e\+300 at index \(2,\) \(out of float32 range\)"):
+        env.step({"agent_0": np.zeros(3), "agent_1": np.array([0.0, 0.0, 1e300])})
+
+
+def test_signature_matches_farama():
+    import inspect
+
+    from mamujoco_oracle import farama
+
+    ours = list(inspect.signature(mamujoco_v1.parallel_env).parameters)
+    theirs = list(inspect.signature(farama.parallel_env).parameters)
+    assert [p for p in ours if p != "agent_observation"] == theirs
+    with pytest.raises(ValueError, match=r"gym_env .* cannot be stepped natively; expected None"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", gym_env=object())
