@@ -19,8 +19,9 @@ every page:
   top-level entry) with its own empty ``runs/``; they run against the same
   ``joltgym_marl`` as this test session (see ``python_path_env``).
 * No command says a bare ``python`` or ``pip``: set-up made ``.venv``.
-* A docs page's other fenced blocks are MyST directives (```{toctree}, ...),
-  which do not run.
+* A page's ``` and ```text blocks (output, diagrams) and a docs page's MyST
+  directives (```{toctree}, ...) do not run; commands belong in ```bash blocks,
+  so a plain block holds none.
 * No command writes (``--out``, ``--save``) to a file that git tracks.
 * ``import joltgym_marl`` from a clone's root, whose source folder has no
   compiled extension, loads the installed one; without one, the ImportError
@@ -142,13 +143,14 @@ def test_pages_have_the_blocks_this_test_expects():
     # also hold MyST directives, which are not code.
     for block in BLOCKS:
         directive = block.page != "README.md" and re.fullmatch(r"\{[\w-]+\}", block.language)
-        assert block.language in ("python", "bash", "") or directive, f"{block.where}: a ```{block.language} block"
+        assert block.language in ("python", "bash", "", "text") or directive, (
+            f"{block.where}: a ```{block.language} block")
     readme = [b for b in BLOCKS if b.page == "README.md"]
     assert len([b for b in readme if b.language == "python"]) >= 3 and len(PYTHON_BLOCKS) >= 20
     assert len(RUN_COMMANDS) >= 30
     assert {"docs/guides/pettingzoo.md", "docs/guides/c_api.md", "docs/tasks/sumo.md"} <= set(PAGES)
     for block in BLOCKS:
-        if block.language == "":
+        if block.language in ("", "text"):  # output or a diagram: it does not run
             assert not BARE_TOOL.search(block.text) and ".venv/bin" not in block.text, (
                 f"{block.where}: commands belong in a ```bash block")
 
