@@ -1,18 +1,27 @@
-"""The README's code runs as written, from the clone's root.
+"""The code of the README and of the docs runs as written, from the clone's root.
+
+The pages are README.md and every docs/**/*.md (see ``doc_pages``: the task
+pages under docs/tasks/ are generated from the registry when the site is
+built, so their text comes from that generator here); the same rules hold on
+every page:
 
 * Every ```python block runs on its own in a fresh interpreter whose working
   directory is the repository root (as when pasted into ``python`` started
   there, so ``import joltgym_marl`` finds the source folder first).
-* Every command of a ```bash block runs in bash, in README order, from the
-  repository root, except the two set-up commands (``python3 -m venv .venv
-  ...`` and ``tools/setup_tests.sh ...``: they create the environments these
-  tests run in); instead, the test command among them must appear verbatim in ``.ci/run``.
+* Every command of a ```bash block runs in bash, from the repository root, in
+  page order (README.md, then the docs in reading order: see ``doc_pages``),
+  except the README's two set-up commands (``python3 -m venv .venv ...`` and
+  ``tools/setup_tests.sh ...``: they create the environments these tests run
+  in); instead, the test command among them must appear verbatim in ``.ci/run``.
   A command marked ``# long-running`` (the README says so next to it) runs
   only with ``--help``. So that these commands cannot overwrite anything of
   the developer's, their root is a mirror of the repository (a symlink to each
   top-level entry) with its own empty ``runs/``; they run against the same
   ``joltgym_marl`` as this test session (see ``python_path_env``).
 * No command says a bare ``python`` or ``pip``: set-up made ``.venv``.
+* A page's ``` and ```text blocks (output, diagrams) and a docs page's MyST
+  directives (```{toctree}, ...) do not run; commands belong in ```bash blocks,
+  so a plain block holds none.
 * No command writes (``--out``, ``--save``) to a file that git tracks.
 * ``import joltgym_marl`` from a clone's root, whose source folder has no
   compiled extension, loads the installed one; without one, the ImportError
@@ -24,6 +33,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shlex
@@ -40,23 +50,61 @@ from joltgym_marl import _native
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 LONG_RUNNING = re.compile(r"\s#\s*long-running\b.*$")
 # The set-up commands: command 1 makes .venv, command 2 runs the test set-up script.
 SETUP_PREFIXES = ("python3 -m venv .venv", "tools/setup_tests.sh")
 BARE_TOOL = re.compile(r"(?<![\w./-])(python3?|pip3?)(?=\s|$)")
 
 
+def generated_task_pages() -> dict[str, str]:
+    """The task pages as the site build generates them (docs/_ext/task_pages.py)."""
+    spec = importlib.util.spec_from_file_location("task_pages", DOCS / "_ext" / "task_pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {f"docs/{relative}": text for relative, text in module.pages().items()}
+
+
+def toctree_order(index: str) -> list[str]:
+    """The pages docs/index.md's toctrees list by name, in that order."""
+    names = []
+    for body in re.findall(r"^```\{toctree\}[^\n]*\n(.*?)^```", index, re.MULTILINE | re.DOTALL):
+        names += [f"docs/{line.strip()}.md" for line in body.splitlines()
+                  if line.strip() and not line.startswith(":") and "*" not in line]
+    return names
+
+
+def doc_pages() -> dict[str, str]:
+    """Every page whose code runs, by path, in page order: README.md, docs/index.md,
+    the pages its toctrees name (the guides in reading order), then every other
+    docs/**/*.md by path; the generated task pages come from their generator."""
+    generated = generated_task_pages()
+    on_disk = {p.relative_to(ROOT).as_posix(): p.read_text() for p in sorted(DOCS.rglob("*.md"))
+               if not p.relative_to(DOCS).as_posix().startswith("tasks/")}
+    everything = {**on_disk, **generated}
+    order = ["README.md", "docs/index.md", *toctree_order(on_disk["docs/index.md"])]
+    order += sorted(set(everything) - set(order))
+    pages = {"README.md": README}
+    pages.update((name, everything[name]) for name in order if name in everything)
+    return pages
+
+
 @dataclass(frozen=True)
 class Block:
+    page: str
     language: str
     line: int  # of the opening fence, 1-based
     text: str
 
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
-def fenced_blocks(markdown: str) -> list[Block]:
+
+def fenced_blocks(markdown: str, page: str = "README.md") -> list[Block]:
     blocks = []
-    for match in re.finditer(r"^```([\w-]*)[ \t]*\n(.*?)^```[ \t]*$", markdown, re.MULTILINE | re.DOTALL):
-        blocks.append(Block(match.group(1), markdown.count("\n", 0, match.start()) + 1, match.group(2)))
+    for match in re.finditer(r"^```([\w{}-]*)[^\n]*\n(.*?)^```[ \t]*$", markdown, re.MULTILINE | re.DOTALL):
+        blocks.append(Block(page, match.group(1), markdown.count("\n", 0, match.start()) + 1, match.group(2)))
     return blocks
 
 
@@ -71,11 +119,12 @@ def inline_code(markdown: str) -> list[str]:
     return re.findall(r"`([^`\n]+)`", prose)
 
 
-BLOCKS = fenced_blocks(README)
+PAGES = doc_pages()
+BLOCKS = [b for page, text in PAGES.items() for b in fenced_blocks(text, page)]
 PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
 BASH_BLOCKS = [b for b in BLOCKS if b.language == "bash"]
 ALL_COMMANDS = [c for b in BASH_BLOCKS for c in commands(b)]
-SETUP_COMMANDS = [c for c in ALL_COMMANDS if c.startswith(SETUP_PREFIXES)]
+SETUP_COMMANDS = [c for b in BASH_BLOCKS if b.page == "README.md" for c in commands(b) if c.startswith(SETUP_PREFIXES)]
 RUN_COMMANDS = [c for c in ALL_COMMANDS if not c.startswith(SETUP_PREFIXES)]
 
 
@@ -89,14 +138,21 @@ def python_path_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=python_path)
 
 
-def test_readme_has_the_blocks_this_test_expects():
-    # A block in another language would escape these tests.
-    assert {b.language for b in BLOCKS} <= {"python", "bash", ""}, [b.language for b in BLOCKS]
-    assert len(PYTHON_BLOCKS) >= 4 and len(RUN_COMMANDS) >= 5
+def test_pages_have_the_blocks_this_test_expects():
+    # A block in another language would escape these tests; a docs page may
+    # also hold MyST directives, which are not code.
     for block in BLOCKS:
-        if block.language == "":
+        directive = block.page != "README.md" and re.fullmatch(r"\{[\w-]+\}", block.language)
+        assert block.language in ("python", "bash", "", "text") or directive, (
+            f"{block.where}: a ```{block.language} block")
+    readme = [b for b in BLOCKS if b.page == "README.md"]
+    assert len([b for b in readme if b.language == "python"]) >= 3 and len(PYTHON_BLOCKS) >= 20
+    assert len(RUN_COMMANDS) >= 30
+    assert {"docs/guides/pettingzoo.md", "docs/guides/c_api.md", "docs/tasks/sumo.md"} <= set(PAGES)
+    for block in BLOCKS:
+        if block.language in ("", "text"):  # output or a diagram: it does not run
             assert not BARE_TOOL.search(block.text) and ".venv/bin" not in block.text, (
-                f"README.md:{block.line}: commands belong in a ```bash block")
+                f"{block.where}: commands belong in a ```bash block")
 
 
 def test_setup_commands_are_the_ones_ci_runs():
@@ -108,7 +164,7 @@ def test_setup_commands_are_the_ones_ci_runs():
 
 
 def test_no_command_uses_a_bare_python_or_pip():
-    spans = RUN_COMMANDS + inline_code(README)
+    spans = RUN_COMMANDS + [span for text in PAGES.values() for span in inline_code(text)]
     bare = [s for s in spans if BARE_TOOL.search(s) and not s.startswith(SETUP_PREFIXES)]
     assert not bare, f"say .venv/bin/python or .venv/bin/pip (what set-up made): {bare}"
 
@@ -130,7 +186,7 @@ RLLIB_BLOCK = "# runs in .venv-rllib"
 RLLIB_PYTHON = ROOT / ".venv-rllib" / "bin" / "python"
 
 
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: f"line{b.line}")
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: b.where)
 def test_python_block_runs(block):
     python = sys.executable
     if block.text.startswith(RLLIB_BLOCK):
@@ -138,7 +194,7 @@ def test_python_block_runs(block):
         python = str(RLLIB_PYTHON)
     proc = subprocess.run([python, "-c", block.text], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
-    assert proc.returncode == 0, f"README.md:{block.line}\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
+    assert proc.returncode == 0, f"{block.where}\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
 
 
 def mirror_of_root(where: Path) -> Path:
