@@ -40,6 +40,7 @@ class TaskSpec:
     max_episode_steps: int  # truncation (a game's default max_cycles)
     doc: str  # the docstring table
     params: tuple[Param, ...]
+    engines: tuple[str, ...] = ("mujoco",)  # physics engines it runs on (the `engine` keyword)
 
     @property
     def is_game(self) -> bool:
@@ -74,7 +75,8 @@ def _load() -> dict[str, TaskSpec]:
             assert p.name.isidentifier() and not keyword.iskeyword(p.name), p.name
         specs[name] = TaskSpec(entry["name"], entry["kind"], entry["title"], entry["env_id"],
                                entry["reference_id"], entry["agent_prefix"],
-                               entry["max_episode_steps"], entry["doc"], params)
+                               entry["max_episode_steps"], entry["doc"], params,
+                               tuple(entry.get("engines", ("mujoco",))))
     return specs
 
 
