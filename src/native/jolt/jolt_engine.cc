@@ -299,6 +299,9 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
   auto refuse = [&](const std::string& why) {
     throw BadValue("engine='jolt' (task '" + task + "'): " + why);
   };
+  if (m->opt.viscosity > 0 || m->opt.density > 0) {
+    refuse("the model has a fluid (option viscosity/density); the Jolt world has no fluid forces");
+  }
   // Reference poses: every joint at qpos0 (where Jolt's hinge angles are 0).
   mjData* d = mj_makeData(m);
   if (d == nullptr) throw MujocoError("MuJoCo could not make data for the Jolt model", true);
@@ -381,12 +384,20 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
           for (int i = 0; i < 3; ++i) {
             if (std::abs(std::abs(axis[i]) - 1.0) < 1e-9) k = i;
           }
-          const bool at_origin = mju_norm3(m->jnt_pos + 3 * j) < 1e-12;
+          // A slide moves the body wherever its anchor is; a hinge turns it
+          // about its anchor, which must be the origin Jolt's DOFs turn about.
+          const bool at_origin = type == mjJNT_SLIDE || mju_norm3(m->jnt_pos + 3 * j) < 1e-12;
           if ((type != mjJNT_SLIDE && type != mjJNT_HINGE) || k < 0 || !at_origin || axis[k] < 0) {
             mj_deleteData(d);
             refuse("root body " + BodyName(m, b) +
                    ": its joints should be one free joint, or slides and hinges along +x, +y or +z "
-                   "at the body origin (a planar root)");
+                   "(hinges at the body origin): a planar root");
+          }
+          if (m->jnt_limited[j]) {
+            const char* name = mj_id2name(m, mjOBJ_JOINT, j);
+            mj_deleteData(d);
+            refuse(std::string("root joint '") + (name ? name : "?") +
+                   "' is limited; a Jolt root's allowed DOFs have no range (not supported yet)");
           }
           const int bit = (type == mjJNT_SLIDE ? 1 : 8) << k;
           dofs = dofs | static_cast<JPH::EAllowedDOFs>(bit);
@@ -578,23 +589,28 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
 bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   JPH::BodyLockInterfaceNoLock& locks =
       const_cast<JPH::BodyLockInterfaceNoLock&>(system_.GetBodyLockInterfaceNoLock());
-  const float dt = static_cast<float>(m->opt.timestep);
-  for (int step = 0; step < frame_skip; ++step) {
-    for (const ActuatorPlan& a : model_.actuators) {
-      double ctrl = d->ctrl[a.actuator];
-      if (m->actuator_ctrllimited[a.actuator]) {
-        ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator], m->actuator_ctrlrange[2 * a.actuator + 1]);
-      }
-      JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
-      const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * a.joint);
-      const JPH::Vec3 torque = static_cast<float>(a.gear * ctrl) * axis;
-      child->AddTorque(torque);
-      if (a.parent != 0 && !body_of_[a.parent].IsInvalid()) {
-        locks.TryGetBody(body_of_[a.parent])->AddTorque(-torque);
-      }
+  // One Jolt update per env step, of frame_skip * substeps collision steps:
+  // Jolt applies the torques added before it during every step (it resets
+  // forces after the last), so the controls act as MuJoCo's do through the
+  // frame; only their axes are those at the frame's start (exact for planar
+  // robots, whose hinge axes stay put). One call instead of frame_skip saves
+  // Jolt's per-update overhead.
+  for (const ActuatorPlan& a : model_.actuators) {
+    double ctrl = d->ctrl[a.actuator];
+    if (m->actuator_ctrllimited[a.actuator]) {
+      ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator],
+                        m->actuator_ctrlrange[2 * a.actuator + 1]);
     }
-    system_.Update(dt, model_.substeps, &temp_, &jobs_);
+    JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
+    const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * a.joint);
+    const JPH::Vec3 torque = static_cast<float>(a.gear * ctrl) * axis;
+    child->AddTorque(torque);
+    if (a.parent != 0 && !body_of_[a.parent].IsInvalid()) {
+      locks.TryGetBody(body_of_[a.parent])->AddTorque(-torque);
+    }
   }
+  system_.Update(static_cast<float>(m->opt.timestep * frame_skip), frame_skip * model_.substeps,
+                 &temp_, &jobs_);
   d->time += frame_skip * m->opt.timestep;
   ReadBack(m, d);
   for (int i = 0; i < m->nv; ++i) {
