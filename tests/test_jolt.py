@@ -31,6 +31,7 @@ from joltgym_marl.registry import TASKS
 from conftest import IGNORE_INFINITE_BOX
 
 JOLT_TASKS = [name for name, spec in TASKS.items() if "jolt" in spec.engines]
+JOLT_ROBOTS = [name for name in JOLT_TASKS if not TASKS[name].is_game]
 MUJOCO_ONLY = [name for name, spec in TASKS.items() if "jolt" not in spec.engines]
 
 
@@ -81,7 +82,7 @@ def test_core_reports_its_engine_and_pickles():
 
 
 @IGNORE_INFINITE_BOX
-@pytest.mark.parametrize("task", JOLT_TASKS)
+@pytest.mark.parametrize("task", JOLT_ROBOTS)
 def test_check_env_on_jolt(task):
     env = gymnasium.make(TASKS[task].env_id, engine="jolt")
     check_env(env.unwrapped, skip_render_check=True)
@@ -129,9 +130,14 @@ def same_rotation(q1, q2):
     return np.abs(np.sum(q1 * q2, axis=1))
 
 
+def make_world(task: str, **kwargs):
+    kind = _core.MultiAgentEnv if TASKS[task].is_game else _core.SingleAgentCore
+    return kind(task, engine="jolt", **kwargs)
+
+
 @pytest.mark.parametrize("task", JOLT_TASKS)
 def test_mirror_poses_equal_mujoco_forward_kinematics_after_reset(task):
-    env = _core.SingleAgentCore(task, engine="jolt")
+    env = make_world(task)
     for seed in range(5):
         env.reset(seed=seed)
         qpos, _ = env.get_state()
@@ -144,21 +150,24 @@ def test_mirror_poses_equal_mujoco_forward_kinematics_after_reset(task):
 @pytest.mark.parametrize("task", JOLT_TASKS)
 def test_state_read_back_after_steps_reproduces_jolt_poses(task):
     """qpos written back into the mirror is the pose Jolt holds: MuJoCo's FK of
-    it puts every body where Jolt has it (up to how far Jolt lets joints drift)."""
-    env = _core.SingleAgentCore(task, engine="jolt")
+    it puts every body where Jolt has it, up to how far Jolt lets the joints
+    come apart (4 substeps here keep that to millimetres; the default single
+    substep allows about 2 cm under these random actions, see
+    docs/guides/jolt.md)."""
+    env = make_world(task, jolt_substeps=4)
     env.reset(seed=1)
     rng = np.random.default_rng(0)
+    shape = (env.num_agents, env.act_dim) if TASKS[task].is_game else (env.act_dim,)
     for step in range(200):
-        env.step(rng.uniform(env.action_low, env.action_high).astype(np.float32))
+        action = rng.uniform(env.action_low, env.action_high, size=shape).astype(np.float32)
+        _, _, terminated, truncated, *_ = env.step(action)
+        if np.any(terminated) or np.any(truncated):
+            env.reset()
         if step % 20 == 19:
             qpos, _ = env.get_state()
             fk = forward_kinematics(env, qpos)
             jolt = env.body_poses()
-            # Jolt's joints come apart by millimetres under hard random
-            # actions (10 velocity / 2 position iterations, one substep; see
-            # docs/guides/jolt.md): FK from the root accumulates that drift
-            # down each leg.
-            assert_allclose(jolt[:, :3], fk[:, :3], atol=1e-2)
+            assert_allclose(jolt[:, :3], fk[:, :3], atol=5e-3)
             assert_allclose(same_rotation(jolt[:, 3:], fk[:, 3:]), 1.0, atol=1e-3)
 
 
@@ -183,7 +192,7 @@ def rollout(pool, seed, actions):
     return out
 
 
-@pytest.mark.parametrize("task", JOLT_TASKS)
+@pytest.mark.parametrize("task", JOLT_ROBOTS)
 def test_pool_is_bit_identical_for_any_thread_count_and_across_resets(task):
     rng = np.random.default_rng(5)
     with WorldPool(task, 6, num_threads=1, max_episode_steps=40, engine="jolt") as p1, \
