@@ -245,3 +245,20 @@ def test_half_cheetah_on_jolt_survives_random_actions_and_moves():
     for j in range(3, m.njnt):
         low, high = m.jnt_range[j]
         assert low - 0.2 < qpos[j] < high + 0.2, (j, qpos[j], (low, high))
+
+
+def test_the_renderer_draws_jolt_worlds():
+    """The renderer draws the mirror's state: a Jolt cheetah that has moved is drawn where it is."""
+    frames = {}
+    for engine in ("mujoco", "jolt"):
+        env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine, render_mode="rgb_array",
+                             width=96, height=64)
+        env.reset(seed=0)
+        for _ in range(30):
+            env.step(np.ones(6, np.float32))
+        frames[engine] = env.render()
+        env.close()
+    for frame in frames.values():
+        assert frame.shape == (64, 96, 3) and frame.std() > 1.0  # not blank
+    # The two engines' cheetahs moved differently: the pictures differ.
+    assert not np.array_equal(frames["mujoco"], frames["jolt"])
