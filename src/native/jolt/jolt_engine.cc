@@ -2,14 +2,15 @@
 //
 // What maps to what (and what is approximated) is listed in docs/guides/jolt.md:
 //   MuJoCo body        -> one Jolt body: its geoms as a compound shape, MuJoCo's
-//                         mass, centre of mass and inertia (armature added to
-//                         the inertia about the hinge axis)
+//                         mass, centre of mass and inertia
 //   root joints        -> world-aligned slides and hinges at the body origin
 //                         become the root's allowed DOFs (planar roots); a free
 //                         joint leaves it unconstrained
 //   one hinge          -> a HingeConstraint with MuJoCo's range, and its
 //                         position motor as the joint's spring and damper
-//                         (implicit, like MuJoCo's damping)
+//                         (implicit, like MuJoCo's damping); armature as a
+//                         spring toward the angle the joint's rate predicts
+//                         (implicit, see HingePlan)
 //   motor actuator     -> torque gear * clamp(ctrl) on child and parent
 //   contype/conaffinity, parent filtering -> a GroupFilter on body pairs
 //   friction           -> the largest sliding friction of a body's geoms,
@@ -200,6 +201,19 @@ struct BodyPlan {
 struct HingePlan {
   int joint;
   int body, parent;  // MuJoCo ids (parent 0: the world)
+  // Armature A (a rotor inertia on the joint alone, which no rigid body has)
+  // as MuJoCo treats it, implicitly: a torque -A (w_new - w_old) / h. The
+  // motor's spring gives it: stiffness A / h^2 toward the angle predicted
+  // from the step's start, theta_old + h * w_old (Advance sets that target
+  // each Jolt step), pulls with -(A / h^2)(theta_old + h w_new - theta_old -
+  // h w_old). It joins the joint's own spring (stiffness k about springref)
+  // as one spring of stiffness k + A / h^2 toward their weighted target.
+  // (Adding A to the link's inertia instead would also weigh on every
+  // rotation of the link, and gave NaN on the Ant in the prototype; an
+  // explicit rate torque is unstable at few solver iterations.)
+  double armature = 0.0;
+  double stiffness = 0.0;
+  double spring_target = 0.0;  // springref - qpos0: Jolt's angle of the spring's rest
   JPH::HingeConstraintSettings settings;
 };
 
@@ -355,7 +369,8 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
     const JPH::Mat44 ri = JPH::Mat44::sRotation(Q(m->body_iquat + 4 * b));
     JPH::Mat44 inertia = ri * JPH::Mat44::sScale(V(m->body_inertia + 3 * b)) * ri.Transposed3x3();
     for (int j = first; j < first + count; ++j) {
-      if (m->jnt_type[j] != mjJNT_HINGE) continue;
+      // Root hinges only: a child's armature is a spring in its hinge's motor (HingePlan).
+      if (m->jnt_type[j] != mjJNT_HINGE || parent != 0) continue;
       const double armature = m->dof_armature[m->jnt_dofadr[j]];
       const JPH::Vec3 a = V(m->jnt_axis + 3 * j);
       for (int r = 0; r < 3; ++r) {
@@ -438,14 +453,19 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
           s.mLimitsSpringSettings.mDamping = static_cast<float>(dampratio);
         }
       }
-      // The joint's spring (stiffness about springref) and damping, implicit:
-      // a position motor in stiffness-and-damping mode. A damper alone needs
-      // a positive stiffness (zero makes Jolt's motor rigid).
+      // The joint's spring (stiffness about springref), its armature (see
+      // HingePlan) and damping, implicit: a position motor in
+      // stiffness-and-damping mode. A damper alone needs a positive
+      // stiffness (zero makes Jolt's motor rigid).
       const double damping = m->dof_damping[m->jnt_dofadr[j]];
-      const double stiffness = m->jnt_stiffness[j];
-      if (damping > 0 || stiffness > 0) {
+      const double step = m->opt.timestep / std::max(options.substeps, 1);
+      hinge.armature = m->dof_armature[m->jnt_dofadr[j]];
+      hinge.stiffness = m->jnt_stiffness[j];
+      hinge.spring_target = m->qpos_spring[m->jnt_qposadr[j]] - q0;
+      const double spring = hinge.stiffness + hinge.armature / (step * step);
+      if (damping > 0 || spring > 0) {
         s.mMotorSettings.mSpringSettings.mMode = JPH::ESpringMode::StiffnessAndDamping;
-        s.mMotorSettings.mSpringSettings.mStiffness = static_cast<float>(std::max(stiffness, 1e-6));
+        s.mMotorSettings.mSpringSettings.mStiffness = static_cast<float>(std::max(spring, 1e-6));
         s.mMotorSettings.mSpringSettings.mDamping = static_cast<float>(damping);
       }
       hinges.push_back(hinge);
@@ -559,9 +579,8 @@ JoltEngine::JoltEngine(const JoltModel& model)
                             : locks.TryGetBody(body_of_[plan.parent]);
     auto* hinge = static_cast<JPH::HingeConstraint*>(plan.settings.Create(*parent, *child));
     if (plan.settings.mMotorSettings.mSpringSettings.mMode == JPH::ESpringMode::StiffnessAndDamping) {
-      const double q0 = m->qpos0[m->jnt_qposadr[plan.joint]];
       hinge->SetMotorState(JPH::EMotorState::Position);
-      hinge->SetTargetAngle(static_cast<float>(m->qpos_spring[m->jnt_qposadr[plan.joint]] - q0));
+      hinge->SetTargetAngle(static_cast<float>(plan.spring_target));
     }
     system_.AddConstraint(hinge);
     hinges_.emplace_back(hinge);
@@ -589,28 +608,43 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
 bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   JPH::BodyLockInterfaceNoLock& locks =
       const_cast<JPH::BodyLockInterfaceNoLock&>(system_.GetBodyLockInterfaceNoLock());
-  // One Jolt update per env step, of frame_skip * substeps collision steps:
-  // Jolt applies the torques added before it during every step (it resets
-  // forces after the last), so the controls act as MuJoCo's do through the
-  // frame; only their axes are those at the frame's start (exact for planar
-  // robots, whose hinge axes stay put). One call instead of frame_skip saves
-  // Jolt's per-update overhead.
-  for (const ActuatorPlan& a : model_.actuators) {
-    double ctrl = d->ctrl[a.actuator];
-    if (m->actuator_ctrllimited[a.actuator]) {
-      ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator],
-                        m->actuator_ctrlrange[2 * a.actuator + 1]);
+  // frame_skip * substeps Jolt updates of one collision step each (the
+  // armature springs' targets move every step). Jolt applies the torques
+  // added before an update during it, then resets them.
+  const int steps = frame_skip * model_.substeps;
+  const double h = m->opt.timestep / model_.substeps;
+  for (int step = 0; step < steps; ++step) {
+    for (const ActuatorPlan& a : model_.actuators) {
+      double ctrl = d->ctrl[a.actuator];
+      if (m->actuator_ctrllimited[a.actuator]) {
+        ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator],
+                          m->actuator_ctrlrange[2 * a.actuator + 1]);
+      }
+      JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
+      const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * a.joint);
+      const JPH::Vec3 torque = static_cast<float>(a.gear * ctrl) * axis;
+      child->AddTorque(torque);
+      if (a.parent != 0 && !body_of_[a.parent].IsInvalid()) {
+        locks.TryGetBody(body_of_[a.parent])->AddTorque(-torque);
+      }
     }
-    JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
-    const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * a.joint);
-    const JPH::Vec3 torque = static_cast<float>(a.gear * ctrl) * axis;
-    child->AddTorque(torque);
-    if (a.parent != 0 && !body_of_[a.parent].IsInvalid()) {
-      locks.TryGetBody(body_of_[a.parent])->AddTorque(-torque);
+    for (std::size_t i = 0; i < model_.hinges.size(); ++i) {
+      const HingePlan& plan = model_.hinges[i];
+      if (plan.armature <= 0) continue;
+      JPH::HingeConstraint& hinge = *hinges_[i];
+      const JPH::Body* child = locks.TryGetBody(body_of_[plan.body]);
+      const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * plan.joint);
+      JPH::Vec3 omega = child->GetAngularVelocity();
+      if (plan.parent != 0 && !body_of_[plan.parent].IsInvalid()) {
+        omega -= locks.TryGetBody(body_of_[plan.parent])->GetAngularVelocity();
+      }
+      const double predicted = hinge.GetCurrentAngle() + h * omega.Dot(axis);
+      const double rotor = plan.armature / (h * h);
+      hinge.SetTargetAngle(static_cast<float>((plan.stiffness * plan.spring_target + rotor * predicted) /
+                                              (plan.stiffness + rotor)));
     }
+    system_.Update(static_cast<float>(h), 1, &temp_, &jobs_);
   }
-  system_.Update(static_cast<float>(m->opt.timestep * frame_skip), frame_skip * model_.substeps,
-                 &temp_, &jobs_);
   d->time += frame_skip * m->opt.timestep;
   ReadBack(m, d);
   for (int i = 0; i < m->nv; ++i) {
