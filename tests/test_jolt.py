@@ -28,7 +28,7 @@ import joltgym_marl
 from joltgym_marl import HalfCheetahCore, WorldPool, _core
 from joltgym_marl.registry import TASKS
 
-from conftest import IGNORE_INFINITE_BOX
+from conftest import IGNORE_ACTION_SCALE, IGNORE_INFINITE_BOX
 
 JOLT_TASKS = [name for name, spec in TASKS.items() if "jolt" in spec.engines]
 JOLT_ROBOTS = [name for name in JOLT_TASKS if not TASKS[name].is_game]
@@ -82,6 +82,7 @@ def test_core_reports_its_engine_and_pickles():
 
 
 @IGNORE_INFINITE_BOX
+@IGNORE_ACTION_SCALE
 @pytest.mark.parametrize("task", JOLT_ROBOTS)
 def test_check_env_on_jolt(task):
     env = gymnasium.make(TASKS[task].env_id, engine="jolt")
@@ -229,6 +230,19 @@ def test_half_cheetah_on_jolt_rests_like_mujoco():
     # Both settle on their feet near the same height (Jolt's contacts are
     # rigid where MuJoCo's are soft).
     assert abs(heights["jolt"] - heights["mujoco"]) < 0.05, heights
+
+
+def test_inverted_pendulum_on_jolt_falls_as_mujocos_does():
+    """Same start, no action: the pole falls past 0.2 rad on the same step on both engines."""
+    steps = {}
+    for engine in ("mujoco", "jolt"):
+        env = _core.SingleAgentCore("inverted_pendulum", engine=engine)
+        env.reset(seed=0)
+        for t in range(1000):
+            if env.step(np.zeros(1, np.float32))[2]:
+                break
+        steps[engine] = t
+    assert steps["jolt"] == steps["mujoco"] < 100, steps
 
 
 def test_half_cheetah_on_jolt_survives_random_actions_and_moves():

@@ -33,6 +33,7 @@
 #include <Jolt/Physics/Collision/Shape/SphereShape.h>
 #include <Jolt/Physics/Collision/Shape/StaticCompoundShape.h>
 #include <Jolt/Physics/Constraints/HingeConstraint.h>
+#include <Jolt/Physics/Constraints/SliderConstraint.h>
 #include <Jolt/Physics/PhysicsSystem.h>
 #include <Jolt/Physics/StateRecorderImpl.h>
 #include <Jolt/RegisterTypes.h>
@@ -217,9 +218,19 @@ struct HingePlan {
   JPH::HingeConstraintSettings settings;
 };
 
+// A root slide with a range, damping or stiffness: a SliderConstraint to the
+// world along it (the root's allowed DOFs have neither), its motor the spring
+// and damper.
+struct SliderPlan {
+  int body;
+  JPH::SliderConstraintSettings settings;
+};
+
 struct ActuatorPlan {
   int actuator, joint, body, parent;
   double gear;
+  bool slide = false;  // a force along the joint's axis (else a torque about it)
+  JPH::Vec3 slide_axis = JPH::Vec3::sZero();  // a root slide's axis in the world
 };
 
 class JoltModel;
@@ -240,6 +251,7 @@ class JoltEngine final : public Engine {
   JPH::PhysicsSystem system_;
   std::vector<JPH::BodyID> body_of_;  // per MuJoCo body (invalid for the world / static)
   std::vector<JPH::Ref<JPH::HingeConstraint>> hinges_;
+  std::vector<JPH::Ref<JPH::SliderConstraint>> sliders_;
   JPH::StateRecorderImpl snapshot_;
 };
 
@@ -260,6 +272,7 @@ class JoltModel final : public EngineModel {
   std::vector<JPH::RVec3> static_positions;
   std::vector<JPH::Quat> static_rotations;
   std::vector<HingePlan> hinges;
+  std::vector<SliderPlan> sliders;
   std::vector<JointMap> joints;
   std::vector<ActuatorPlan> actuators;
   JPH::PhysicsSettings settings;
@@ -408,11 +421,41 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
                    ": its joints should be one free joint, or slides and hinges along +x, +y or +z "
                    "(hinges at the body origin): a planar root");
           }
-          if (m->jnt_limited[j]) {
+          const double damping = m->dof_damping[m->jnt_dofadr[j]];
+          const bool sprung = damping > 0 || m->jnt_stiffness[j] > 0;
+          if (type == mjJNT_HINGE && (m->jnt_limited[j] || sprung || m->dof_armature[m->jnt_dofadr[j]] > 0)) {
             const char* name = mj_id2name(m, mjOBJ_JOINT, j);
             mj_deleteData(d);
-            refuse(std::string("root joint '") + (name ? name : "?") +
-                   "' is limited; a Jolt root's allowed DOFs have no range (not supported yet)");
+            refuse(std::string("root hinge '") + (name ? name : "?") +
+                   "' has a range, damping, stiffness or armature; not supported yet on a root");
+          }
+          if (type == mjJNT_SLIDE && (m->jnt_limited[j] || sprung)) {
+            SliderPlan slider;
+            slider.body = b;
+            JPH::SliderConstraintSettings& s = slider.settings;
+            s.mSpace = JPH::EConstraintSpace::WorldSpace;
+            s.mAutoDetectPoint = false;
+            s.mPoint1 = s.mPoint2 = JPH::RVec3(V(d->xpos + 3 * b));
+            const JPH::Vec3 along = V(axis).Normalized();
+            s.mSliderAxis1 = s.mSliderAxis2 = along;
+            s.mNormalAxis1 = s.mNormalAxis2 = along.GetNormalizedPerpendicular();
+            const double q0 = m->qpos0[m->jnt_qposadr[j]];
+            if (m->jnt_limited[j]) {
+              s.mLimitsMin = static_cast<float>(std::min(m->jnt_range[2 * j] - q0, 0.0));
+              s.mLimitsMax = static_cast<float>(std::max(m->jnt_range[2 * j + 1] - q0, 0.0));
+              const double timeconst = m->jnt_solref[mjNREF * j], dampratio = m->jnt_solref[mjNREF * j + 1];
+              if (timeconst > 0 && dampratio > 0) {
+                s.mLimitsSpringSettings.mFrequency = static_cast<float>(1.0 / (2.0 * mjPI * timeconst));
+                s.mLimitsSpringSettings.mDamping = static_cast<float>(dampratio);
+              }
+            }
+            if (sprung) {
+              s.mMotorSettings.mSpringSettings.mMode = JPH::ESpringMode::StiffnessAndDamping;
+              s.mMotorSettings.mSpringSettings.mStiffness =
+                  static_cast<float>(std::max(m->jnt_stiffness[j], 1e-6));
+              s.mMotorSettings.mSpringSettings.mDamping = static_cast<float>(damping);
+            }
+            sliders.push_back(slider);
           }
           const int bit = (type == mjJNT_SLIDE ? 1 : 8) << k;
           dofs = dofs | static_cast<JPH::EAllowedDOFs>(bit);
@@ -492,14 +535,16 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
       shape = new JPH::BoxShape(JPH::Vec3(1000.0f, 1000.0f, depth), 0.05f);
       pos = pos - JPH::RVec3(rot * JPH::Vec3(0, 0, depth));
     } else {
+      JPH::RefConst<JPH::Shape> in_body;
       try {
-        shape = GeomShape(m, g, task);
+        in_body = GeomShape(m, g, task);
       } catch (...) {
         mj_deleteData(d);
         throw;
       }
       // GeomShape is in the body frame; here the geom's world pose is used.
-      shape = static_cast<const JPH::RotatedTranslatedShape*>(shape.GetPtr())->GetInnerShape();
+      // (The outer shape is kept alive until the inner one is held.)
+      shape = static_cast<const JPH::RotatedTranslatedShape*>(in_body.GetPtr())->GetInnerShape();
       JPH::Quat along = JPH::Quat::sIdentity();
       if (m->geom_type[g] == mjGEOM_CAPSULE || m->geom_type[g] == mjGEOM_CYLINDER) {
         along = JPH::Quat::sRotation(JPH::Vec3::sAxisX(), 0.5f * JPH::JPH_PI);
@@ -515,14 +560,15 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
     const int j = m->actuator_trnid[2 * a];
     const bool motor = m->actuator_trntype[a] == mjTRN_JOINT && m->actuator_dyntype[a] == mjDYN_NONE &&
                        m->actuator_gaintype[a] == mjGAIN_FIXED && m->actuator_biastype[a] == mjBIAS_NONE;
-    if (!motor || m->jnt_type[j] != mjJNT_HINGE) {
+    const bool root_slide = m->jnt_type[j] == mjJNT_SLIDE && m->body_parentid[m->jnt_bodyid[j]] == 0;
+    if (!motor || (m->jnt_type[j] != mjJNT_HINGE && !root_slide)) {
       mj_deleteData(d);
       refuse("actuator #" + std::to_string(a) +
-             " is not a motor on a hinge; the Jolt engine supports torque motors on hinges so far");
+             " is not a motor on a hinge or a root slide; the Jolt engine supports those so far");
     }
     const double gain = m->actuator_gainprm[mjNGAIN * a];
     actuators.push_back({a, j, m->jnt_bodyid[j], m->body_parentid[m->jnt_bodyid[j]],
-                         m->actuator_gear[6 * a] * gain});
+                         m->actuator_gear[6 * a] * gain, root_slide, V(d->xaxis + 3 * j)});
   }
   mj_deleteData(d);
   settings.mNumVelocitySteps = static_cast<JPH::uint>(options.velocity_iterations);
@@ -585,6 +631,16 @@ JoltEngine::JoltEngine(const JoltModel& model)
     system_.AddConstraint(hinge);
     hinges_.emplace_back(hinge);
   }
+  for (const SliderPlan& plan : model.sliders) {
+    JPH::Body* body = locks.TryGetBody(body_of_[plan.body]);
+    auto* slider = static_cast<JPH::SliderConstraint*>(plan.settings.Create(JPH::Body::sFixedToWorld, *body));
+    if (plan.settings.mMotorSettings.mSpringSettings.mMode == JPH::ESpringMode::StiffnessAndDamping) {
+      slider->SetMotorState(JPH::EMotorState::Position);
+      slider->SetTargetPosition(0.0f);
+    }
+    system_.AddConstraint(slider);
+    sliders_.emplace_back(slider);
+  }
   system_.OptimizeBroadPhase();
   system_.SaveState(snapshot_);
 }
@@ -621,6 +677,10 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
                           m->actuator_ctrlrange[2 * a.actuator + 1]);
       }
       JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
+      if (a.slide) {  // a root slide: the axis is the world's
+        child->AddForce(static_cast<float>(a.gear * ctrl) * a.slide_axis);
+        continue;
+      }
       const JPH::Vec3 axis = child->GetRotation() * V(m->jnt_axis + 3 * a.joint);
       const JPH::Vec3 torque = static_cast<float>(a.gear * ctrl) * axis;
       child->AddTorque(torque);
