@@ -83,6 +83,7 @@ class TaskSpec:
     doc: str  # the docstring table
     params: tuple[Param, ...]
     names: tuple[str, ...] = ()  # every name the task answers to (task_names.h): name, title, ids, classes
+    engines: tuple[str, ...] = ("mujoco",)  # physics engines it runs on (the `engine` keyword)
 
     @property
     def is_game(self) -> bool:
@@ -119,7 +120,8 @@ def _load() -> dict[str, TaskSpec]:
         specs[name] = TaskSpec(entry["name"], entry["kind"], entry["title"], entry["env_id"],
                                entry["reference_id"], entry["agent_prefix"],
                                entry["max_episode_steps"], entry["doc"], params,
-                               tuple(entry.get("names", (entry["name"],))))
+                               tuple(entry.get("names", (entry["name"],))),
+                               tuple(entry.get("engines", ("mujoco",))))
     return specs
 
 
@@ -194,9 +196,7 @@ def _record(spec: TaskSpec, entry: dict[str, Any]) -> TaskRecord:
         pettingzoo_module=spec.module_name if game else None, core_class=None if game else spec.core_class,
         env_class=spec.env_class, vector_class=None if game else spec.vector_class,
         max_episode_steps=spec.max_episode_steps,
-        # The native registry names a task's engines once it has more than one;
-        # until then every task runs on MuJoCo, the only engine built.
-        engines=tuple(entry.get("engines", ("mujoco",))), names=spec.names, params=spec.params)
+        engines=spec.engines, names=spec.names, params=spec.params)
 
 
 def tasks(kind: str | None = None) -> list[TaskRecord]:

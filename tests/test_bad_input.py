@@ -26,7 +26,8 @@ from joltgym_marl.registry import TASKS
 
 from joltgym_marl import AntCore, HalfCheetahCore, HumanoidCore, WorldPool
 CHEETAH_PARAMS = ("xml_file, frame_skip, reset_noise_scale, exclude_current_positions_from_observation, "
-                  "forward_reward_weight, ctrl_cost_weight")
+                  "forward_reward_weight, ctrl_cost_weight, engine, jolt_substeps, jolt_velocity_iterations, "
+                  "jolt_position_iterations")
 N = 3  # worlds per pool
 
 

@@ -120,7 +120,8 @@ def test_tasks_lists_every_registered_task_with_its_kind_and_ids():
     assert [r.name for r in records] == list(TASKS) == list(_core.tasks())
     for r in records:
         spec = TASKS[r.name]
-        assert r.spec is spec and r.kind == spec.kind and r.names == spec.names and r.engines == ("mujoco",)
+        assert r.spec is spec and r.kind == spec.kind and r.names == spec.names and r.engines == spec.engines
+        assert r.engines[0] == "mujoco" and set(r.engines) <= {"mujoco", "jolt"}
         if r.kind == "game":
             assert (r.gymnasium_id, r.core_class, r.vector_class) == (None, None, None)
             assert r.pettingzoo_module == spec.env_id and hasattr(joltgym_marl, r.pettingzoo_module)

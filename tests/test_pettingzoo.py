@@ -34,6 +34,7 @@ from pettingzoo.test import (
 import joltgym_marl
 from joltgym_marl import MultiAgentEnv, StateError, WorldPool, cheetah_race_v0
 from joltgym_marl.envs import MULTI_AGENT_ENVS
+from joltgym_marl.registry import TASKS
 
 # PettingZoo's checkers warn that an unbounded Box is "probably too low/high";
 # MuJoCo locomotion observations (and our global state) are unbounded.
@@ -62,6 +63,9 @@ def _variants(include=lambda kw: True):
     out = []
     for name, module in MULTI_AGENT_ENVS.items():
         out.append(pytest.param(module, {}, id=name))
+        spec = next(s for s in TASKS.values() if s.env_id == name)
+        if "jolt" in spec.engines:  # every game that runs on Jolt is tested on it too
+            out.append(pytest.param(module, {"engine": "jolt"}, id=f"{name}-jolt"))
         for label, kw in EXTRA_VARIANTS.get(name, {}).items():
             if include(kw):
                 out.append(pytest.param(module, kw, id=f"{name}-{label}"))
@@ -76,7 +80,7 @@ NAMED_MODULES = [pytest.param(name, module, id=name) for name, module in MULTI_A
 GAME = "cheetah_race"
 CHEETAH_PARAMS = ("num_agents, layout, lane_spacing, start_spacing, finish_line, finish_bonus, "
                   "forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip, xml_file, "
-                  "arena_file")
+                  "arena_file, engine, jolt_substeps, jolt_velocity_iterations, jolt_position_iterations")
 NO_LIVE_AGENTS = "step() called with no live agents; expected reset() first (the episode has ended or never started)"
 
 

@@ -11,14 +11,15 @@
 #   2. .venv: torch's CPU build first (torch==2.13.0), so that nothing pulls a
 #      multi-GB CUDA build; TORCH_INDEX_URL, when set, is the index it comes
 #      from (elsewhere: https://download.pytorch.org/whl/cpu).
-#   3. ONE native build: the project's wheel, into build/wheelhouse/.
+#   3. Jolt Physics' pinned source (tools/fetch_jolt.py), then ONE native
+#      build: the project's wheel, with Jolt, into build/wheelhouse/.
 #   4. That wheel with the `test` extra into .venv, and with the `rllib` extra
 #      (Ray RLlib pins gymnasium==1.2.2) into a second environment, .venv-rllib.
 # Re-running it is safe: it reinstalls the freshly built wheel into both.
 set -euo pipefail
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
 Usage: tools/setup_tests.sh [--help]
@@ -70,7 +71,12 @@ step ".venv: $TORCH (CPU build)"
 "$PYTHON" -m venv .venv
 .venv/bin/pip install -q "${torch_args[@]}"
 
-# --- 3. the one native build ------------------------------------------------------
+# --- 3. the one native build, with Jolt Physics ------------------------------------
+# The pinned Jolt source (docs/guides/jolt.md), by package name from pip's index,
+# sha256-checked and cached in ~/.cache/joltgym_marl, where the build finds it:
+# Jolt is compiled once into that cache and every native build reuses it.
+step "Jolt Physics source (tools/fetch_jolt.py)"
+"$PYTHON" tools/fetch_jolt.py
 step "building the wheel (the native core, once) into build/wheelhouse/"
 rm -rf build/wheelhouse
 .venv/bin/pip wheel -q --no-deps --wheel-dir build/wheelhouse .

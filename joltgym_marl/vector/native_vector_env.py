@@ -96,8 +96,8 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         dtype = _parse_dtype(dtype)
         self._remember(task=task, num_envs=num_envs, num_threads=num_threads,
                        max_episode_steps=max_episode_steps, autoreset_mode=mode, copy=copy,
-                       batch_size=batch_size, dtype=dtype.name, render_mode=render_mode, render_world=render_world, width=width,
-                       height=height, **kwargs)
+                       batch_size=batch_size, dtype=dtype.name, render_mode=render_mode,
+                       render_world=render_world, width=width, height=height, **kwargs)
         pool = _core.WorldPool(
             task,
             num_envs,
@@ -109,13 +109,13 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             **kwargs,
         )
         try:
-            self._build(pool, task, copy, render_mode, render_world, mode)
+            self._build(pool, task, copy, render_mode, render_world, mode, dtype)
         except BaseException:
             pool.close()  # a rejected constructor leaves no pool (nor threads) behind
             raise
 
     def _build(self, pool, task: str, copy: bool, render_mode: str | None, render_world: Any,
-               mode: AutoresetMode) -> None:
+               mode: AutoresetMode, dtype: np.dtype) -> None:
         if pool.num_agents != 1:
             raise ValueError(
                 f"task {task!r} has {pool.num_agents} agents; NativeVectorEnv expects a single-agent task"

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "engine.h"
 #include "errors.h"
 #include "task_names.h"
 
@@ -27,6 +28,7 @@ void Task::SetActionBoundsFromCtrlRange(int first_actuator) {
 }
 
 bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
+  if (Engine* engine = CurrentEngine()) return engine->Advance(model, data, frame_skip);
   const int before = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                      data->warning[mjWARN_BADQPOS].number;
   for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
@@ -54,6 +56,50 @@ std::string ResolveAssetPath(const std::string& xml_file) {
     return std::string(home ? home : "") + xml_file.substr(1);
   }
   return AssetDir() + "/" + xml_file;
+}
+
+TaskInfo RunsOnJolt(TaskInfo info) {
+  info.engines.push_back(kJoltEngine);
+  info.params.push_back(StringParam("engine", kMujocoEngine,
+                                    "physics engine: 'mujoco' (the reference) or 'jolt'"));
+  const EngineOptions defaults;
+  info.params.push_back(IntParam("jolt_substeps", defaults.substeps,
+                                 "engine='jolt': Jolt collision steps per MuJoCo timestep", 1, 64));
+  info.params.push_back(IntParam("jolt_velocity_iterations", defaults.velocity_iterations,
+                                 "engine='jolt': velocity solver iterations", 1, 255));
+  info.params.push_back(IntParam("jolt_position_iterations", defaults.position_iterations,
+                                 "engine='jolt': position solver iterations", 0, 255));
+  TaskFactory inner = std::move(info.factory);
+  const std::string name = info.name;
+  info.factory = [inner, name](const Params& p) {
+    auto task = std::const_pointer_cast<Task>(inner(p));
+    EngineOptions options;
+    options.substeps = p.Int("jolt_substeps");
+    options.velocity_iterations = p.Int("jolt_velocity_iterations");
+    options.position_iterations = p.Int("jolt_position_iterations");
+    task->SetEngineModel(MakeEngineModel(p.String("engine"), task->model(), name, options));
+    return std::shared_ptr<const Task>(std::move(task));
+  };
+  return info;
+}
+
+void RequireEngine(const TaskInfo& info, const std::string& engine) {
+  for (const std::string& known : info.engines) {
+    if (known == engine) return;
+  }
+  if (engine != kJoltEngine) {
+    throw BadValue("engine should be 'mujoco' or 'jolt', got '" + engine + "'");
+  }
+  std::ostringstream msg;
+  msg << "task '" << info.name << "' does not run on engine '" << engine
+      << "' (it reads what the Jolt world does not provide, or is not ported yet); engine='"
+      << engine << "' runs:";
+  for (const auto& [name, other] : TaskRegistry::Get().all()) {
+    for (const std::string& e : other.engines) {
+      if (e == engine) msg << " '" << name << "'";
+    }
+  }
+  throw BadValue(msg.str());
 }
 
 TaskRegistry& TaskRegistry::Get() {

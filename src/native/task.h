@@ -18,6 +18,8 @@
 
 namespace joltgym {
 
+class EngineModel;  // engine.h
+
 // How the Python layers decode one info entry from its float64 slot(s).
 enum class InfoKind {
   kReal,     // a float (or a float array when size > 1)
@@ -142,6 +144,10 @@ class Task {
   // observation or reward depend on the time left can read it.
   int episode_limit() const { return episode_limit_; }
   void SetEpisodeLimit(int steps) { episode_limit_ = steps; }
+  // What its worlds' physics run on (engine.h); nullptr: MuJoCo. Set once by
+  // the registry's factory (RunsOnJolt), before the task is shared.
+  const std::shared_ptr<const EngineModel>& engine_model() const { return engine_model_; }
+  void SetEngineModel(std::shared_ptr<const EngineModel> engine) { engine_model_ = std::move(engine); }
   // Per-agent action bounds, [act_dim] each.
   const std::vector<double>& action_low() const { return action_low_; }
   const std::vector<double>& action_high() const { return action_high_; }
@@ -211,6 +217,7 @@ class Task {
   int scratch_size_ = 0;
   int frame_skip_ = 1;
   int episode_limit_ = 0;
+  std::shared_ptr<const EngineModel> engine_model_;
   std::vector<std::pair<std::string, int>> options_;
   std::vector<std::pair<double, double>> option_ranges_;  // per option, [min, max]
   InfoLayout info_;
@@ -284,7 +291,19 @@ struct TaskInfo {
   std::string doc;           // the docstring: action / observation / reward / info table
   std::vector<ParamSpec> params;
   TaskFactory factory;
+  // The physics engines its worlds can run on (the `engine` keyword).
+  std::vector<std::string> engines = {"mujoco"};
 };
+
+// A task that also runs on Jolt: adds the `engine` keyword ("mujoco", the
+// default, or "jolt") to its parameters; its factory builds the engine model.
+// Only for tasks whose code reads what a Jolt world's mjData mirror holds
+// (qpos, qvel, body poses and centre-of-mass quantities; not contact forces).
+TaskInfo RunsOnJolt(TaskInfo info);
+
+// For a task without the `engine` keyword (MuJoCo only): accepts "mujoco",
+// throws BadValue naming the tasks that run on `engine` otherwise.
+void RequireEngine(const TaskInfo& info, const std::string& engine);
 
 // A single-agent robot reproducing Gymnasium's "<title>-v5" as
 // "joltgym_marl/<title>-v0".

@@ -17,6 +17,7 @@ World::World(std::shared_ptr<const Task> task, int max_episode_steps)
         !ok ? report_.error == MujocoReport::Error::kOutOfMemory : true);
   }
   data_ = data;
+  if (task_->engine_model()) engine_ = task_->engine_model()->MakeEngine();
   scratch_.assign(task_->scratch_size(), 0.0);
   task_->InitScratch(scratch_.data());
 }
@@ -37,7 +38,14 @@ void World::Reset(double* obs, double* info) {
   mjData* d = data_;
   double* scratch = scratch_.data();
   Rng& rng = rng_;
-  const bool ok = GuardMujoco([&] { task.Reset(d, scratch, rng, obs, info); }, &report_);
+  Engine* engine = engine_.get();
+  const EngineScope scope(engine);
+  const bool ok = GuardMujoco(
+      [&] {
+        task.Reset(d, scratch, rng, obs, info);
+        if (engine != nullptr) engine->WriteState(task.model(), d);
+      },
+      &report_);
   elapsed_steps_ = 0;
   last_step_unstable_ = false;
   failed_ = !ok;
@@ -51,6 +59,7 @@ bool World::Step(const float* actions, double* obs, double* reward, bool* termin
   mjData* d = data_;
   double* scratch = scratch_.data();
   bool stable = true;
+  const EngineScope scope(engine_.get());
   const bool ok = GuardMujoco([&] { stable = task.Step(d, scratch, actions, out); }, &report_);
   const int n = task.num_agents();
   if (!ok) {
@@ -80,11 +89,13 @@ void World::SetState(const double* qpos, const double* qvel, double* obs) {
   const mjModel* m = task.model();
   mjData* d = data_;
   const double* scratch = scratch_.data();
+  Engine* engine = engine_.get();
   const bool ok = GuardMujoco(
       [&] {
         mju_copy(d->qpos, qpos, m->nq);
         mju_copy(d->qvel, qvel, m->nv);
         mj_forward(m, d);
+        if (engine != nullptr) engine->WriteState(m, d);
         task.Observe(d, scratch, obs);
       },
       &report_);

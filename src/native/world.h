@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine.h"
 #include "mujoco_errors.h"
 #include "rng.h"
 #include "task.h"
@@ -60,6 +61,8 @@ class World {
 
   // Full physics state access for tests and oracles.
   const mjData* data() const { return data_; }
+  // The engine other than MuJoCo this world runs on, or nullptr.
+  const Engine* engine() const { return engine_.get(); }
   void SetState(const double* qpos, const double* qvel, double* obs);
 
   const Task& task() const { return *task_; }
@@ -70,6 +73,7 @@ class World {
   std::shared_ptr<const Task> task_;
   mjData* data_ = nullptr;
   bool owns_data_ = true;
+  std::unique_ptr<Engine> engine_;  // nullptr: MuJoCo steps data_ itself
   std::vector<double> scratch_;
   Rng rng_;
   int max_episode_steps_;

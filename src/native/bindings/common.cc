@@ -12,6 +12,17 @@ namespace joltgym::bindings {
 std::shared_ptr<const Task> MakeTask(const std::string& name, const py::dict& kwargs,
                                      const std::string& owner, int episode_limit) {
   const TaskInfo& info = TaskRegistry::Get().Find(name);
+  const bool has_engine_param = info.engines.size() > 1;
+  if (!has_engine_param && kwargs.contains("engine")) {  // a MuJoCo-only task
+    const py::object engine = kwargs["engine"];
+    if (!py::isinstance<py::str>(engine)) {
+      throw py::type_error("engine should be a str, got " + py::repr(engine).cast<std::string>());
+    }
+    RequireEngine(info, engine.cast<std::string>());
+    py::dict rest = CopyDict(kwargs);
+    PyDict_DelItemString(rest.ptr(), "engine");
+    return MakeTask(name, rest, owner, episode_limit);
+  }
   const Params params = ConvertParams(info.params, kwargs, owner);
   auto task = std::const_pointer_cast<Task>(info.factory(params));
   task->SetEpisodeLimit(episode_limit);

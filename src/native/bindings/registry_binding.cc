@@ -7,6 +7,7 @@
 
 #include "../buffers.h"
 #include "../compose.h"
+#include "../engine.h"
 #include "../outcome.h"
 #include "../task.h"
 #include "../task_names.h"
@@ -85,7 +86,8 @@ py::dict Describe(const TaskInfo& info) {
                py::arg("title") = info.title, py::arg("env_id") = info.env_id,
                py::arg("reference_id") = info.reference_id, py::arg("agent_prefix") = info.agent_prefix,
                py::arg("max_episode_steps") = info.max_episode_steps, py::arg("doc") = info.doc,
-               py::arg("params") = params, py::arg("names") = names);
+               py::arg("params") = params, py::arg("names") = names,
+               py::arg("engines") = py::cast(info.engines));
   return out;
 }
 
@@ -96,6 +98,7 @@ void DefineRegistry(py::module_& m) {
   m.def("asset_dir", &AssetDir);
   m.def("_restore", &Restore);
   m.def("mujoco_version", [] { return std::string(mj_versionString()); });
+  m.def("jolt_available", &JoltAvailable, "True if this build has the Jolt Physics engine.");
   m.def(
       "_compose_world",
       [](const std::string& arena_file, const std::string& xml_file, const std::string& root_body,

@@ -245,6 +245,23 @@ class MultiAgentEnv : public PyWorld {
   }
 };
 
+// The engine's body poses [nbody, 7] (MuJoCo's own when it is the engine).
+py::array_t<double> BodyPoses(const World& world) {
+  const mjModel* m = world.task().model();
+  py::array_t<double> out({py::ssize_t{m->nbody}, py::ssize_t{7}});
+  double* o = out.mutable_data();
+  if (world.engine() != nullptr) {
+    world.engine()->BodyPoses(m, o);
+    return out;
+  }
+  const mjData* d = world.data();
+  for (int b = 0; b < m->nbody; ++b) {
+    for (int k = 0; k < 3; ++k) o[7 * b + k] = d->xpos[3 * b + k];
+    for (int k = 0; k < 4; ++k) o[7 * b + 3 + k] = d->xquat[4 * b + k];
+  }
+  return out;
+}
+
 // What both faces expose: the task's dimensions, bounds, info layout, model,
 // camera and state access.
 template <typename Self, typename Class>
@@ -277,6 +294,12 @@ void DefineCommon(Class& cls) {
            "The compiled model as MJB bytes.")
       .def_property_readonly("dt", [](const Self& s) { return s.task().dt(); }, "simulated seconds per step")
       .def("get_state", [](const Self& s) { return StateOf(s.world()); }, "Returns copies of (qpos, qvel).")
+      .def("body_poses", [](const Self& s) { return BodyPoses(s.world()); },
+           "Each body's world pose [nbody, 7] (pos, quat w-x-y-z) as the engine holds it: the "
+           "Jolt bodies' own, or MuJoCo's xpos/xquat.")
+      .def_property_readonly("engine", [](const Self& s) {
+        return std::string(s.world().engine() ? kJoltEngine : kMujocoEngine);
+      })
       .def("set_state", &Self::SetState, py::arg("qpos"), py::arg("qvel"),
            "Sets qpos and qvel and runs mj_forward, as Gymnasium's set_state.")
       .def_property_readonly("task", &Self::task_name)

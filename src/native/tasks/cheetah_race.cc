@@ -209,8 +209,8 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(
-    Game<CheetahRace>("cheetah_race", "CheetahRace", "cheetah", Spec(), kDoc, /*max_cycles=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(
+    Game<CheetahRace>("cheetah_race", "CheetahRace", "cheetah", Spec(), kDoc, /*max_cycles=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

@@ -79,7 +79,7 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(
-    SingleAgentTask<HalfCheetah>("half_cheetah", "HalfCheetah", Spec(), kDoc));
+    RunsOnJolt(SingleAgentTask<HalfCheetah>("half_cheetah", "HalfCheetah", Spec(), kDoc)));
 
 }  // namespace
 }  // namespace joltgym

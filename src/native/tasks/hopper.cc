@@ -68,8 +68,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc,
-                                                             /*max_episode_steps=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc,
+                                                              /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

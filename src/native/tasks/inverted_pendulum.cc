@@ -86,8 +86,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<InvertedPendulum>(
-    "inverted_pendulum", "InvertedPendulum", Spec(), kDoc, /*max_episode_steps=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<InvertedPendulum>(
+    "inverted_pendulum", "InvertedPendulum", Spec(), kDoc, /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

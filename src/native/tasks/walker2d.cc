@@ -44,8 +44,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<Walker2d>("walker2d", "Walker2d", Spec(), kDoc,
-                                                               /*max_episode_steps=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Walker2d>("walker2d", "Walker2d", Spec(), kDoc,
+                                                                /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym
