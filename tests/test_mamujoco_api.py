@@ -132,6 +132,36 @@ def test_bad_obsk_and_categories():
         mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_obsk=2, local_categories=[["qpos"]])
     with pytest.raises(ValueError, match=r"agent_observation should be one of \('local', 'global_state'\)"):
         mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_observation="state")
+    with pytest.raises(ValueError, match=r"global_categories should be a list of category names, got 'qpos'"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", global_categories="qpos")
+    with pytest.raises(ValueError, match=r"local_categories should be a list of category names per depth, got "
+                                         r"\['qpos', \['qpos'\]\]"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", local_categories=["qpos", ["qpos"]])
+
+
+class LyingInt(int):
+    __lt__ = __gt__ = __le__ = __ge__ = lambda self, other: False
+
+
+def test_a_huge_obsk_is_the_whole_graph_at_once():
+    # agent_obsk = 10**12 once looped 10**12 times (the process hung): depths
+    # past the graph's size are empty, so any k beyond it observes what the
+    # whole graph does, as Farama's env does, at once.
+    whole = mamujoco_v1.parallel_env("HalfCheetah", "6x1", agent_obsk=6)
+    for k in (10**12, LyingInt(10**9)):
+        env = mamujoco_v1.parallel_env("HalfCheetah", "6x1", agent_obsk=k)
+        assert env.agent_obsk == int(k) and type(env.agent_obsk) is int
+        for agent in env.possible_agents:
+            assert env.observation_space(agent) == whole.observation_space(agent)
+    with pytest.raises(ValueError, match=r"agent_obsk should be None or an int >= 0, got -5"):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", agent_obsk=LyingInt(-5))
+
+
+def test_a_many_segment_conf_is_bounded():
+    # 100000x100000 once generated its MJCF until the OOM killer ended the process.
+    with pytest.raises(ValueError, match=re.escape("agent_conf '100000x100000' asks ManySegmentSwimmer for "
+                                                   "10000000000 segments; expected N x K <= 1000")):
+        mamujoco_v1.parallel_env("ManySegmentSwimmer", "100000x100000")
 
 
 def test_malformed_factorization():

@@ -4,6 +4,8 @@ and the state's slice of the plan's output)."""
 
 from __future__ import annotations
 
+import operator
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -126,9 +128,15 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
             xml_file: str | None = None) -> Factorization:
     if scenario not in ROBOTS:
         raise ValueError(f"unknown scenario {scenario!r}; allowed: {', '.join(SCENARIOS)}")
-    if agent_obsk is not None and (isinstance(agent_obsk, bool) or not isinstance(agent_obsk, (int, np.integer))
-                                   or agent_obsk < 0):
-        raise ValueError(f"agent_obsk should be None or an int >= 0, got {agent_obsk!r}")
+    if agent_obsk is not None:
+        # An exact int (an int subclass's own comparisons are not trusted), then
+        # compared as one.
+        given = agent_obsk
+        agent_obsk = operator.index(given) if isinstance(given, (int, np.integer)) and \
+            not isinstance(given, (bool, np.bool_)) else None
+        if agent_obsk is None or agent_obsk < 0:
+            raise ValueError(f"agent_obsk should be None or an int >= 0, got {given!r}")
+        agent_obsk = int(agent_obsk)
     robot = ROBOTS[scenario]
     robot_kwargs = dict(kwargs)
     if xml_file is not None:
@@ -152,14 +160,22 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
     sizes = Sizes(info["nq"], info["nv"], info["nbody"], info["ntendon"])
     nu = info["nu"]
     if local_categories is None:
-        local_categories = default_local_categories(scenario, obsk)
+        # Depths past the graph's joint count are empty: no need to list their
+        # categories (agent_obsk=10**9 is the whole graph, and takes no longer).
+        depth_bound = None if obsk is None else min(obsk, sum(len(p) for p in parts) + len(edges) + 1)
+        local_categories = default_local_categories(scenario, depth_bound)
     else:
+        if isinstance(local_categories, (str, bytes)) or any(isinstance(c, (str, bytes)) for c in local_categories):
+            raise ValueError("local_categories should be a list of category names per depth, got "
+                             f"{local_categories!r}")
         local_categories = [list(c) for c in local_categories]
         for c in local_categories:
             _check_categories(c, "local_categories")
         if obsk is not None and len(local_categories) < obsk + 1:
             raise ValueError(f"local_categories should list the categories of each depth 0..{obsk} "
                              f"(agent_obsk={obsk}), got {len(local_categories)} depth(s)")
+    if isinstance(global_categories, (str, bytes)):  # its characters are not categories
+        raise ValueError(f"global_categories should be a list of category names, got {global_categories!r}")
     global_categories = ("qpos", "qvel") if global_categories is None else tuple(global_categories)
     _check_categories(global_categories, "global_categories")
 

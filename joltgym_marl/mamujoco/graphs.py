@@ -313,7 +313,15 @@ def parse_nxk(scenario: str, agent_conf: Any) -> tuple[int, int]:
     if n_agents < 1 or per_agent < 1:
         raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; expected "
                          "'NxK' with N agents of K segments each, N, K >= 1 (e.g. '10x2')")
+    if n_agents * per_agent > MAX_SEGMENTS:
+        # The robot's MJCF is generated segment by segment: a conf of 10**10
+        # segments would fill the memory before MuJoCo saw it.
+        raise ValueError(f"agent_conf {agent_conf!r} asks {scenario} for {n_agents * per_agent} segments; "
+                         f"expected N x K <= {MAX_SEGMENTS}")
     return n_agents, per_agent
+
+
+MAX_SEGMENTS = 1000
 
 
 _BUILDERS = {

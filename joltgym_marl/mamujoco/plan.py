@@ -103,6 +103,8 @@ def joints_at_distance(part: Sequence[Joint], edges: Sequence[tuple[Joint, ...]]
                     for x in e:
                         if x is not j and id(x) not in seen:
                             reached[id(x)] = x
+        if not reached:  # every farther depth is empty too
+            break
         seen.update(reached)
         frontier = reached
         depths.append(sort(reached.values()))
