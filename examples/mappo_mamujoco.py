@@ -28,15 +28,6 @@ import argparse
 import csv
 import time
 
-import numpy as np
-import torch
-import torch.nn as nn
-import torch.optim as optim
-from torch.distributions.normal import Normal
-
-from joltgym_marl import mamujoco_v1
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="mappo_mamujoco.py", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -63,6 +54,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--curve", default=None, help="write the learning curve PNG here")
     parser.add_argument("--csv", default=None, help="write the curve's numbers here")
     return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    parse_args()  # --help (and a bad argument) answers before torch is imported
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.optim as optim  # noqa: E402
+from torch.distributions.normal import Normal  # noqa: E402
+
+from joltgym_marl import mamujoco_v1  # noqa: E402
 
 
 class RunningMeanStd:

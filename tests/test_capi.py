@@ -229,7 +229,7 @@ def test_rollouts_are_bit_identical_to_world_pool(lib, task, seed, threads, mode
 
 def test_engine_is_a_key_of_the_c_api(lib):
     """engine="jolt" as a JSON key: the same Jolt rollout as Python's pool, bit for bit."""
-    pool = _core.WorldPool("half_cheetah", 3, num_threads=1, max_episode_steps=20, engine="jolt")
+    pool = _Pools.WorldPool("half_cheetah", 3, num_threads=1, max_episode_steps=20, engine="jolt")
     handle = lib.create_json("half_cheetah", 3, json.dumps({"engine": "jolt"}), num_threads=2,
                              max_episode_steps=20)
     try:

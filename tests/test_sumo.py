@@ -91,7 +91,7 @@ def test_shaping_terms_and_their_weight_and_annealing_by_reset_option():
     _, _, _, _, infos = env.step(action)
     assert infos["ant_0"]["reward_approach"] == pytest.approx(0.25 * info["reward_approach"], rel=1e-6)
     assert infos["ant_0"]["reward_ctrl"] == pytest.approx(0.25 * info["reward_ctrl"], rel=1e-6)
-    with pytest.raises(ValueError, match="option 'shaping_weight' should be a finite number, got nan"):
+    with pytest.raises(ValueError, match="option 'shaping_weight' should be a finite real number, got nan"):
         env.reset(options={"shaping_weight": float("nan")})
 
 
