@@ -58,6 +58,19 @@ class Clock:
         return steps / self.elapsed(), steps / (time.process_time() - self.cpu)
 
 
+def batched_rates(step, actions: list, worlds: int, seconds: float) -> tuple[float, float]:
+    """World-steps per second of ``step(actions[k])`` over ``worlds`` worlds: 20
+    untimed steps, then as many as fit in ``seconds``, the action sets cycled."""
+    for t in range(20):
+        step(actions[t % ACTION_SETS])
+    steps = 0
+    clock = Clock()
+    while clock.elapsed() < seconds:
+        step(actions[steps % ACTION_SETS])
+        steps += 1
+    return clock.rates(steps * worlds)
+
+
 def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, seconds: float) -> tuple[float, float]:
     """World-steps per second of one contender (run in its own process), per
     wall-clock second and per CPU second."""
@@ -99,14 +112,7 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
                     p[:, i, :vec.act_dims[i]] = a[agent]
                 padded.append(p)
             acts = padded
-        for t in range(20):
-            vec.step(acts[t % ACTION_SETS])
-        steps = 0
-        clock = Clock()
-        while clock.elapsed() < seconds:
-            vec.step(acts[steps % ACTION_SETS])
-            steps += 1
-        rates = clock.rates(steps * worlds)
+        rates = batched_rates(vec.step, acts, worlds, seconds)
         vec.close()
         return rates
     if kind == "pool":
@@ -119,14 +125,7 @@ def worker(kind: str, scenario: str, conf: str, worlds: int, threads: int, secon
             pool.reset_all(seed=0)
             rng = np.random.default_rng(0)
             acts = rng.uniform(-1, 1, (ACTION_SETS, worlds, 1, pool.act_dim)).astype(np.float32)
-            for t in range(20):
-                pool.step_all(acts[t % ACTION_SETS])
-            steps = 0
-            clock = Clock()
-            while clock.elapsed() < seconds:
-                pool.step_all(acts[steps % ACTION_SETS])
-                steps += 1
-            return clock.rates(steps * worlds)
+            return batched_rates(pool.step_all, acts, worlds, seconds)
     raise ValueError(kind)
 
 
