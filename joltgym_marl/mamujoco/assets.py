@@ -134,8 +134,14 @@ def many_segment_xml(scenario: str, agent_conf) -> str:
     n_agents, per_agent = parse_nxk(scenario, agent_conf)
     n = n_agents * per_agent
     text = swimmer_xml(n) if scenario == "ManySegmentSwimmer" else ant_xml(n)
+    return _cached(text, f"{scenario}_{n}")
+
+
+def _cached(text: str, stem: str) -> str:
+    """The path of ``text`` written once into the cache as ``<stem>_<digest>.xml``
+    (atomically: concurrent processes each write a temporary file, then rename)."""
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = _cache_dir() / f"{scenario}_{n}_{digest}.xml"
+    path = _cache_dir() / f"{stem}_{digest}.xml"
     if not path.exists():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
@@ -189,10 +195,4 @@ def coupled_half_cheetah_path() -> str:
     from joltgym_marl import ASSET_DIR
 
     text = coupled_half_cheetah_xml((Path(ASSET_DIR) / "half_cheetah.xml").read_text())
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = _cache_dir() / f"CoupledHalfCheetah_{digest}.xml"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    return str(path)
+    return _cached(text, "CoupledHalfCheetah")
