@@ -101,3 +101,35 @@ def float32_observations(env: gymnasium.Env) -> gymnasium.Env:
     box = env.observation_space
     space = gymnasium.spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
     return gymnasium.wrappers.TransformObservation(env, lambda o: o.astype(np.float32), space)
+
+
+def main_thread_progress_during(call) -> tuple[float, float, int]:
+    """How far this thread gets while another thread runs ``call()``: its
+    counting rate alone (counts/s), the call's seconds, and the counts made
+    meanwhile. A call that holds the GIL leaves this thread a switch interval
+    or two; one that releases it, most of its length."""
+    import threading
+    import time
+
+    counter = [0]
+    stop = time.perf_counter() + 0.1
+    while time.perf_counter() < stop:
+        counter[0] += 1
+    rate = counter[0] / 0.1
+    counter = [0]
+    done, started, result = threading.Event(), threading.Event(), {}
+
+    def worker():
+        started.set()
+        before, t0 = counter[0], time.perf_counter()
+        call()
+        result["seconds"], result["progress"] = time.perf_counter() - t0, counter[0] - before
+        done.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    started.wait()
+    while not done.is_set():
+        counter[0] += 1
+    thread.join()
+    return rate, result["seconds"], result["progress"]

@@ -13,6 +13,7 @@ import pytest
 
 from joltgym_marl import mamujoco_v1
 from joltgym_marl._native import core as _core
+from conftest import main_thread_progress_during
 
 N = 5
 STEPS = 90
@@ -195,36 +196,13 @@ def test_step_releases_the_gil():
     """A Python thread runs while another is inside one long vec_env step
     (as tests/test_world_pool.py checks for the WorldPool)."""
     import os
-    import threading
-    import time
 
     n = 128
     vec = mamujoco_v1.vec_env("Humanoid", "9|8", num_envs=n, num_threads=2, frame_skip=40)
     vec.reset(seed=0)
     acts = {a: np.zeros((n, d), np.float32) for a, d in zip(vec.possible_agents, vec.act_dims)}
-    counter = [0]
-    stop = time.perf_counter() + 0.1
-    while time.perf_counter() < stop:
-        counter[0] += 1
-    rate = counter[0] / 0.1
-    counter = [0]
-    done, started, result = threading.Event(), threading.Event(), {}
-
-    def worker():
-        started.set()
-        before, t0 = counter[0], time.perf_counter()
-        vec.step(acts)
-        result["seconds"], result["progress"] = time.perf_counter() - t0, counter[0] - before
-        done.set()
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    started.wait()
-    while not done.is_set():
-        counter[0] += 1
-    thread.join()
+    rate, seconds, progress = main_thread_progress_during(lambda: vec.step(acts))
     vec.close()
-    seconds, progress = result["seconds"], result["progress"]
     assert seconds > 0.05, "the step was too quick to tell anything"
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     share = 0.1 if cpus >= 2 else 0.05

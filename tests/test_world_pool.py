@@ -24,7 +24,7 @@ from numpy.testing import assert_array_equal
 
 import joltgym_marl
 from joltgym_marl import ResetKind
-from conftest import CORES, SINGLE_TASKS
+from conftest import CORES, SINGLE_TASKS, main_thread_progress_during
 
 from joltgym_marl import HalfCheetahCore, WorldPool
 
@@ -683,36 +683,8 @@ def test_step_all_releases_the_gil():
         pool.reset_all(seed=0)
         actions = np.zeros((n, pool.act_dim), np.float32)
 
-        # This thread's counting rate, alone.
-        counter = [0]
-        stop = time.perf_counter() + 0.1
-        while time.perf_counter() < stop:
-            counter[0] += 1
-        rate = counter[0] / 0.1
+        rate, seconds, progress = main_thread_progress_during(lambda: pool.step_all(actions))
 
-        counter = [0]
-        done = threading.Event()
-        started = threading.Event()
-        result = {}
-
-        def worker():
-            started.set()
-            before = counter[0]
-            t0 = time.perf_counter()
-            pool.step_all(actions)
-            t1 = time.perf_counter()
-            result["progress"] = counter[0] - before
-            result["seconds"] = t1 - t0
-            done.set()
-
-        thread = threading.Thread(target=worker)
-        thread.start()
-        started.wait()
-        while not done.is_set():
-            counter[0] += 1
-        thread.join()
-
-    seconds, progress = result["seconds"], result["progress"]
     assert seconds > 0.05, "step_all was too quick to tell anything"
     # Had step_all held the GIL, this thread could only have run in a switch
     # interval or two (5 ms each) around the call: about 3% of the call's
