@@ -215,3 +215,47 @@ def test_many_envs_built_and_closed():
             vec.reset(seed=0)
             vec.step({a: np.zeros((4, 1), np.float32) for a in vec.possible_agents})
         assert vec.pool.closed
+
+
+def test_a_fork_with_worlds_in_flight_and_a_drop_in_flight():
+    """The MaMuJoCo pool shares WorldPool's fork-aware mutex and drop order: in
+    a forked child recv() says the worlds in flight were lost (it waited forever
+    before), and a vec_env dropped with worlds in flight joins its workers
+    before its buffers go (run in a subprocess, so a crash fails the test)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os
+        import numpy as np
+        from joltgym_marl import mamujoco_v1, StateError
+
+        v = mamujoco_v1.vec_env("HalfCheetah", "2x3", 8, num_threads=2, batch_size=4)
+        v.reset(seed=0)
+        v.send({a: np.zeros((8, 3), np.float32) for a in v.possible_agents}, list(range(8)))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                v.recv()
+                os._exit(3)
+            except StateError as error:
+                os._exit(0 if "were lost" in str(error) else 4)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0, status
+        v.recv()  # the parent still receives its worlds
+        for i in range(10):
+            w = mamujoco_v1.vec_env("Humanoid", "9|8", 16, num_threads=2, batch_size=8)
+            w.reset(seed=i)
+            w.send({a: np.zeros((16, d), np.float32) for a, d in zip(w.possible_agents, w.act_dims)},
+                   list(range(16)))
+            del w
+        print("ok")
+    """)
+    import joltgym_marl
+    from pathlib import Path
+
+    env = dict(__import__("os").environ, PYTHONPATH=str(Path(joltgym_marl.__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stdout, proc.stderr[-3000:])

@@ -7,12 +7,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "../rng.h"
 #include "../task.h"
+#include "../fork_guard.h"
 #include "../world.h"
+#include "../world_pool.h"
 
 namespace joltgym::bindings {
 
@@ -64,5 +67,32 @@ py::tuple StateOf(const World& world);
 // re-created from its constructor arguments.
 py::tuple Reduce(py::handle self, py::tuple args, py::dict kwargs);
 py::object Restore(py::object cls, py::tuple args, py::dict kwargs);
+
+// A pool binding's mutex, as a fork leaves it: in a forked child the threads
+// that held it (and the pool's workers) are gone, so the first call there
+// makes a new mutex and forgets the worlds that were in flight (recv() then
+// says they were lost at the fork instead of waiting for them forever).
+// Taken with the GIL held, before a call releases it.
+class ForkAwareMutex {
+ public:
+  std::mutex& Get(WorldPool* pool) {
+    const std::uint64_t generation = ForkGeneration();
+    if (generation != generation_) {
+      (void)mutex_.release();
+      mutex_ = std::make_unique<std::mutex>();
+      generation_ = generation;
+      if (pool != nullptr) pool->AbandonInFlight();
+    }
+    return *mutex_;
+  }
+  // Finalized in a forked child: never destroy a mutex a vanished thread may hold.
+  ~ForkAwareMutex() {
+    if (generation_ != ForkGeneration()) (void)mutex_.release();
+  }
+
+ private:
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  std::uint64_t generation_ = ForkGeneration();
+};
 
 }  // namespace joltgym::bindings

@@ -137,8 +137,9 @@ class PyMaMuJoCoPool {
     const bool reseed = !seed.is_none();
     const SeedWords base = reseed || pool.any_unseeded() ? SeedOrRandom(seed) : SeedWords{};
     std::vector<std::pair<int, MujocoReport>> reports;
+    std::mutex& mutex = mutex_.Get(&pool);
     WithoutGil([&] {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex);
       pool.ResetAll(reseed, base);
       pool.TakeReports(reports);
     });
@@ -148,6 +149,7 @@ class PyMaMuJoCoPool {
   // step(actions [num_envs, act_dim] float32): the global actions.
   void Step(py::handle actions) {
     WorldPool& pool = Open();
+    std::mutex& mutex = mutex_.Get(&pool);
     const std::vector<py::ssize_t> shape{pool.num_envs(), act_dim_};
     auto checked = CheckFloatArray(actions, shape, "actions");
     std::string blocked = NotSteppableMessage(pool, "step()");
@@ -157,7 +159,7 @@ class PyMaMuJoCoPool {
                "actions");
     std::vector<std::pair<int, MujocoReport>> reports;
     WithoutGil([&] {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex);
       pool.StepAll(actions_.data());
       pool.TakeReports(reports);
     });
@@ -182,7 +184,7 @@ class PyMaMuJoCoPool {
     for (py::ssize_t k = 0; k < count; ++k) send_ids_[k] = CheckSendId(ids.at(k), k, pool.num_envs());
     std::vector<float> staged(static_cast<std::size_t>(count * act_dim_));
     CopyFinite(checked.data(), staged.data(), staged.size(), {shape.begin(), shape.end()}, "actions");
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get(&pool));
     send_checker_->Check(pool, send_ids_.data(), static_cast<int>(count));
     for (py::ssize_t k = 0; k < count; ++k) {
       std::memcpy(actions_.data() + send_ids_[k] * act_dim_, staged.data() + k * act_dim_,
@@ -194,18 +196,19 @@ class PyMaMuJoCoPool {
   // After reset(): the next recv() calls return the reset worlds.
   void AsyncReset(const py::object& seed) {
     Reset(seed);
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get(&Open()));
     Open().SendReset();
   }
 
   py::array Recv() {
     WorldPool& pool = Open();
+    std::mutex& mutex = mutex_.Get(&pool);  // first: in a forked child, forgets the lost worlds
     const std::string blocked = NotReceivableMessage(pool, batch_size_);
     if (!blocked.empty()) throw StateError(blocked);
     std::vector<std::pair<int, MujocoReport>> reports;
     int* ids = recv_ids_.mutable_data();
     WithoutGil([&] {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex);
       pool.Recv(ids, batch_size_, recv_);
       pool.TakeReportsOf(ids, batch_size_, reports);
     });
@@ -216,15 +219,23 @@ class PyMaMuJoCoPool {
   py::tuple GetState(py::handle index) {
     WorldPool& pool = Open();
     const int i = static_cast<int>(CheckInt(index, "index", 0, pool.num_envs() - 1));
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get(&pool));
     if (pool.in_flight(i)) throw StateError(InFlightMessage("get_state()", i));
     return StateOf(pool.world(i));
   }
 
+  ~PyMaMuJoCoPool() {
+    // The pool goes first, as WorldPool's binding does: its destructor joins
+    // the workers, which may still step worlds sent and never received,
+    // reading actions_ and writing the result arrays the members below own.
+    if (pool_) WithoutGil([&] { pool_.reset(); });
+  }
+
   void Close() {
     if (!pool_) return;
+    std::mutex& mutex = mutex_.Get(pool_.get());
     WithoutGil([&] {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex);
       pool_->Drain();
       pool_.reset();
     });
@@ -240,7 +251,7 @@ class PyMaMuJoCoPool {
 
   std::shared_ptr<MaMuJoCoTask> task_;
   std::unique_ptr<WorldPool> pool_;
-  std::mutex mutex_;
+  ForkAwareMutex mutex_;
   std::unique_ptr<SendIdChecker> send_checker_;
   std::vector<float> actions_;
   std::vector<int> send_ids_;

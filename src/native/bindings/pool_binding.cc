@@ -504,9 +504,8 @@ class PyWorldPool {
   }
 
   ~PyWorldPool() {
-    // Finalized in a forked child: never destroy a mutex a vanished thread
-    // may hold (the pool's threads are abandoned likewise, see ThreadPool).
-    if (fork_generation_ != ForkGeneration()) (void)mutex_.release();
+    // (Finalized in a forked child, mutex_ keeps a mutex a vanished thread may
+    // hold, and the pool's threads are abandoned likewise, see ThreadPool.)
     // The pool goes first: its destructor joins the workers, which may still
     // be stepping worlds sent and never received, reading actions_ and
     // writing the result arrays that the members below own (a pool dropped
@@ -525,14 +524,7 @@ class PyWorldPool {
                        "reset_all() or step_all(); expected the handler to leave this pool "
                        "alone (raise, and use the pool once the call has returned)");
     }
-    const std::uint64_t generation = ForkGeneration();
-    if (generation != fork_generation_) {
-      (void)mutex_.release();
-      mutex_ = std::make_unique<std::mutex>();
-      fork_generation_ = generation;
-      if (pool_) pool_->AbandonInFlight();
-    }
-    return *mutex_;
+    return mutex_.Get(pool_.get());
   }
 
   WorldPool& Open() const {
@@ -567,8 +559,7 @@ class PyWorldPool {
   std::unique_ptr<WorldPool> pool_;
   // Serializes native calls. Replaced (the old one leaked) in a forked child,
   // where a thread of the parent may have held it at the fork.
-  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
-  std::uint64_t fork_generation_ = ForkGeneration();
+  ForkAwareMutex mutex_;
   std::vector<py::ssize_t> action_shape_;  // [num_envs, num_agents, act_dim]
   std::vector<float> actions_;             // the pool's copy of the last actions (under mutex_)
   int batch_size_ = 1;
