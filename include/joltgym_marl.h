@@ -37,19 +37,28 @@
  *     Between jg_pool_send and the jg_pool_recv that returns a world, those
  *     threads write that world's rows of the pool's buffers (jg_buffers):
  *     read them once the world is received (or read the batch buffers).
- *   - Not fork-safe: create pools after fork(), not before.
+ *   - fork(): a pool made before the fork can be used or closed in the
+ *     child (a single-threaded child); worlds that were in flight at the
+ *     fork are lost there (jg_pool_recv says so, JG_ERR_STATE), and a call
+ *     another parent thread was inside at the fork does not make the
+ *     child's calls busy. Pools made after the fork are unaffected.
  *
- * Layout: worlds are rows, every buffer is C-contiguous, float32 for
- * observations, actions and rewards (the layout of Python's
- * WorldPool(..., dtype=numpy.float32): the values of the float64 layout
- * Python's robots default to, rounded once; this API has no float64 layout
- * yet), bool (one byte) for flags, float64 for
- * info records: obs [num_envs, num_agents, obs_dim], actions [num_envs,
- * num_agents, act_dim], reward/terminated/truncated [num_envs, num_agents],
- * info [num_envs, num_agents, info_width], reset_kind/unstable/elapsed
- * [num_envs]. World i of a pool reset with seed s is seeded s + i. The
- * batch buffers jg_pool_recv fills have the same layout with batch_size rows,
- * and env_ids [batch_size] int32.
+ * Layout: worlds are rows, every buffer is C-contiguous: obs [num_envs,
+ * num_agents, obs_dim], actions [num_envs, num_agents, act_dim],
+ * reward/terminated/truncated [num_envs, num_agents], info [num_envs,
+ * num_agents, info_width], reset_kind/unstable/elapsed [num_envs]. Flags are
+ * bool (one byte), info records float64, actions float32. Observations and
+ * rewards come in one of two layouts, chosen per pool (jg_pool_config.dtype)
+ * and told by jg_dims.real_size:
+ *   - "float32" (the default): jg_buffers.obs, .reward, .final_obs, float*;
+ *     Python's WorldPool(..., dtype=numpy.float32): the float64 values
+ *     rounded once.
+ *   - "float64" (ABI 3): jg_buffers.obs64, .reward64, .final_obs64, double*;
+ *     Gymnasium v5's dtypes, the default of Python's single-agent robots
+ *     (bit-equal to gymnasium.make("<Name>-v5")).
+ * The other layout's three pointers are NULL. World i of a pool reset with
+ * seed s is seeded s + i. The batch buffers jg_pool_recv fills have the same
+ * layout with batch_size rows, and env_ids [batch_size] int32.
  */
 #ifndef JOLTGYM_MARL_H_
 #define JOLTGYM_MARL_H_
@@ -74,8 +83,11 @@ extern "C" {
  *   2: asynchronous stepping (jg_pool_send, jg_pool_recv, jg_pool_async_reset,
  *      jg_pool_in_flight, jg_pool_batch_buffers, jg_pool_use_batch_buffers);
  *      jg_pool_config and jg_dims each gained a last field, batch_size, so a
- *      program built for version 1 must be rebuilt. */
-#define JG_ABI_VERSION 2
+ *      program built for version 1 must be rebuilt.
+ *   3: the float64 layout: jg_pool_config.dtype, jg_dims.real_size, and
+ *      jg_buffers / jg_buffer_sizes' obs64, reward64, final_obs64 (new last
+ *      fields: a program built for version 2 must be rebuilt). */
+#define JG_ABI_VERSION 3
 
 typedef enum jg_status {
   JG_OK = 0,
@@ -152,13 +164,15 @@ typedef struct jg_pool_config {
   int32_t max_episode_steps;  /* truncation; 0: never (Python's default is 1000) */
   const char* autoreset_mode; /* "next_step" (NULL) or "same_step" */
   int32_t batch_size;         /* worlds per jg_pool_recv, in [1, num_envs]; 0: num_envs (ABI 2) */
+  const char* dtype;          /* observations and rewards: "float32" (NULL) or "float64" (ABI 3) */
 } jg_pool_config;
 
 /* A pool of num_envs worlds of `task` with keyword arguments given as
  * key/value strings. Each value is read as JSON (0.5, true, [0.1, 0.5],
  * "ant.xml", null; "inf" and "-inf" as numbers in a range); a value that is
  * not JSON is taken as a string (xml_file=ant.xml). `config` may be NULL
- * (num_threads 0, max_episode_steps 1000, "next_step", batch_size 0). */
+ * (num_threads 0, max_episode_steps 1000, "next_step", batch_size 0,
+ * "float32"). */
 JG_API jg_status jg_pool_create(const char* task, int32_t num_envs, const jg_pool_config* config,
                                 const char* const* keys, const char* const* values,
                                 int32_t num_kwargs, jg_pool* pool);
@@ -183,6 +197,9 @@ typedef struct jg_dims {
   int32_t max_episode_steps;
   double dt;           /* simulated seconds per step */
   int32_t batch_size;  /* worlds per jg_pool_recv (ABI 2) */
+  int32_t real_size;   /* bytes per observation and reward value: 4 (float32
+                          layout: obs, reward, final_obs) or 8 (float64 layout:
+                          obs64, reward64, final_obs64) (ABI 3) */
 } jg_dims;
 
 JG_API jg_status jg_pool_dims(jg_pool pool, jg_dims* dims);
@@ -212,7 +229,9 @@ JG_API jg_status jg_pool_info_label(jg_pool pool, int32_t field, int32_t label, 
 /* What a call did to each world (jg_buffers.reset_kind). */
 enum { JG_STEPPED = 0, JG_RESET = 1, JG_AUTORESET = 2 };
 
-/* The buffers a pool writes results into. */
+/* The buffers a pool writes results into. A pool uses either obs, reward
+ * and final_obs (float32 layout) or obs64, reward64 and final_obs64 (float64
+ * layout); the other three are NULL (see Layout above). */
 typedef struct jg_buffers {
   float* obs;
   float* reward;
@@ -224,12 +243,15 @@ typedef struct jg_buffers {
   uint8_t* reset_kind;  /* per world: JG_STEPPED, JG_RESET or JG_AUTORESET */
   bool* unstable;       /* per world: a physics blow-up ended the episode */
   int32_t* elapsed;     /* per world: steps in the current episode */
+  double* obs64;        /* float64 layout (ABI 3): obs, */
+  double* reward64;     /* reward */
+  double* final_obs64;  /* and final_obs */
 } jg_buffers;
 
 /* Element counts of caller-provided buffers (same fields as jg_buffers). */
 typedef struct jg_buffer_sizes {
   size_t obs, reward, terminated, truncated, info, final_obs, final_info, reset_kind, unstable,
-      elapsed;
+      elapsed, obs64, reward64, final_obs64;
 } jg_buffer_sizes;
 
 /* The buffers in use. The pool's own stay at the same addresses, with
@@ -239,7 +261,8 @@ JG_API jg_status jg_pool_buffers(jg_pool pool, jg_buffers* buffers);
 /* Makes the pool write into the caller's memory from now on (zero-copy the
  * other way): each non-NULL field of `buffers` replaces the pool's own and
  * must hold at least the elements the layout needs (`sizes`, required when
- * `buffers` is given); the current contents are copied over. The memory
+ * `buffers` is given; a field of the layout the pool does not use must be
+ * NULL); the current contents are copied over. The memory
  * must stay valid until the next jg_pool_use_buffers or close. NULL
  * `buffers` goes back to the pool's own (contents copied back).
  * JG_ERR_STATE while worlds are in flight (their results are being

@@ -59,12 +59,12 @@ def build_library(folder: Path = BUILD, *targets: str, sanitize: bool = False) -
 class Dims(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32) for name in ("num_envs", "num_agents", "obs_dim", "act_dim", "info_width",
                                                      "num_info_fields", "num_threads", "max_episode_steps")] + \
-               [("dt", ctypes.c_double), ("batch_size", ctypes.c_int32)]
+               [("dt", ctypes.c_double), ("batch_size", ctypes.c_int32), ("real_size", ctypes.c_int32)]
 
 
 class Config(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("max_episode_steps", ctypes.c_int32),
-                ("autoreset_mode", ctypes.c_char_p), ("batch_size", ctypes.c_int32)]
+                ("autoreset_mode", ctypes.c_char_p), ("batch_size", ctypes.c_int32), ("dtype", ctypes.c_char_p)]
 
 
 class TaskInfo(ctypes.Structure):
@@ -86,7 +86,16 @@ class InfoField(ctypes.Structure):
 BUFFER_FIELDS = [("obs", ctypes.c_float), ("reward", ctypes.c_float), ("terminated", ctypes.c_bool),
                  ("truncated", ctypes.c_bool), ("info", ctypes.c_double), ("final_obs", ctypes.c_float),
                  ("final_info", ctypes.c_double), ("reset_kind", ctypes.c_uint8), ("unstable", ctypes.c_bool),
-                 ("elapsed", ctypes.c_int32)]
+                 ("elapsed", ctypes.c_int32), ("obs64", ctypes.c_double), ("reward64", ctypes.c_double),
+                 ("final_obs64", ctypes.c_double)]
+# The float64 layout's fields, and the names they stand for (Python's).
+FLOAT64_FIELDS = {"obs64": "obs", "reward64": "reward", "final_obs64": "final_obs"}
+
+
+def layout_fields(real_size: int) -> list[tuple[str, type, str]]:
+    """(C field, element type, Python name) of the fields a pool of that layout uses."""
+    unused = set(FLOAT64_FIELDS.values()) if real_size == 8 else set(FLOAT64_FIELDS)
+    return [(name, kind, FLOAT64_FIELDS.get(name, name)) for name, kind in BUFFER_FIELDS if name not in unused]
 
 
 class Buffers(ctypes.Structure):
@@ -168,10 +177,10 @@ class Library:
         return json.loads(out.value)
 
     def create(self, task: str, num_envs: int, *, num_threads: int = 0, max_episode_steps: int = 1000,
-               autoreset_mode: str | None = None, batch_size: int = 0, **kwargs) -> int:
+               autoreset_mode: str | None = None, batch_size: int = 0, dtype: str | None = None, **kwargs) -> int:
         """A pool from key/value strings (each value as JSON)."""
         config = Config(num_threads, max_episode_steps, autoreset_mode.encode() if autoreset_mode else None,
-                        batch_size)
+                        batch_size, dtype.encode() if dtype is not None else None)
         keys = (ctypes.c_char_p * max(len(kwargs), 1))(*[k.encode() for k in kwargs])
         values = (ctypes.c_char_p * max(len(kwargs), 1))(*[v.encode() for v in kwargs.values()])
         handle = ctypes.c_uint64()
@@ -182,7 +191,7 @@ class Library:
     def create_json(self, task: str, num_envs: int, kwargs_json: str | None, **config) -> int:
         c = Config(config.get("num_threads", 0), config.get("max_episode_steps", 1000),
                    config["autoreset_mode"].encode() if config.get("autoreset_mode") else None,
-                   config.get("batch_size", 0))
+                   config.get("batch_size", 0), config["dtype"].encode() if config.get("dtype") is not None else None)
         handle = ctypes.c_uint64()
         self.call("jg_pool_create_json", task.encode(), num_envs, ctypes.byref(c),
                   None if kwargs_json is None else kwargs_json.encode(), ctypes.byref(handle))
@@ -200,13 +209,27 @@ class Library:
         return self.views(pool, b, self.dims(pool).num_envs)
 
     def views(self, pool: int, b: Buffers, rows: int) -> dict[str, np.ndarray]:
-        """NumPy views (no copy) of buffers for `rows` worlds of `pool`."""
+        """NumPy views (no copy) of buffers for `rows` worlds of `pool`, by
+        Python's names ("obs" is obs64's view in a float64 pool). The fields of
+        the layout not in use must be NULL."""
         d = self.dims(pool)
         n, a = rows, d.num_agents
         shapes = {"obs": (n, a, d.obs_dim), "reward": (n, a), "terminated": (n, a), "truncated": (n, a),
                   "info": (n, a, d.info_width), "final_obs": (n, a, d.obs_dim), "final_info": (n, a, d.info_width),
                   "reset_kind": (n,), "unstable": (n,), "elapsed": (n,)}
-        return {name: np.ctypeslib.as_array(getattr(b, name), shape=shapes[name]) for name, _ in BUFFER_FIELDS}
+        used = layout_fields(d.real_size)
+        for field, _, _ in used:
+            assert bool(getattr(b, field)), f"{field} is NULL"
+        for field in {name for name, _ in BUFFER_FIELDS} - {field for field, _, _ in used}:
+            assert not bool(getattr(b, field)), f"{field} is set in a pool of real_size {d.real_size}"
+        return {py: np.ctypeslib.as_array(getattr(b, field), shape=shapes[py]) for field, _, py in used}
+
+    def caller_buffers(self, pool: int, arrays: dict[str, np.ndarray]) -> tuple[Buffers, BufferSizes]:
+        """jg_buffers and jg_buffer_sizes over `arrays` (by Python's names, as views() gives them)."""
+        used = layout_fields(self.dims(pool).real_size)
+        b = Buffers(**{field: arrays[py].ctypes.data_as(ctypes.POINTER(kind)) for field, kind, py in used if py in arrays})
+        sizes = BufferSizes(**{field: arrays[py].size for field, _, py in used if py in arrays})
+        return b, sizes
 
     def reset(self, pool: int, seed: int | None = None) -> None:
         self.call("jg_pool_reset", pool, int(seed is not None), 0 if seed is None else seed)

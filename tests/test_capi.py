@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capi import (BUFFER_FIELDS, BUILD, ROOT, STATUS, BufferSizes, Buffers, CapiError, InfoField, Library, ParamInfo,
-                  TaskInfo, build_library)
+from capi import (BUILD, ROOT, STATUS, BufferSizes, Buffers, CapiError, InfoField, Library, ParamInfo, TaskInfo,
+                  build_library, layout_fields)
 from conftest import GAME_NAMES, SINGLE_TASKS, non_default_kwargs, spec_of
 
 from joltgym_marl import _core
@@ -75,9 +75,9 @@ def assert_same_buffers(pool: _core.WorldPool, views: dict, where: str) -> None:
 
 
 def test_abi_and_versions(lib):
-    assert lib.lib.jg_abi_version() == 2
+    assert lib.lib.jg_abi_version() == 3
     header = (ROOT / "include" / "joltgym_marl.h").read_text()
-    assert "#define JG_ABI_VERSION 2" in header
+    assert "#define JG_ABI_VERSION 3" in header
     assert lib.lib.jg_mujoco_version().decode() == _core.mujoco_version()
     import importlib.metadata
 
@@ -196,13 +196,20 @@ def test_dims_bounds_and_info_layout_are_pythons(lib, task):
 
 
 @pytest.mark.parametrize("task", ALL_TASKS)
-@pytest.mark.parametrize(("seed", "threads", "mode"), [(0, 1, "next_step"), (12345, 2, "same_step")])
-def test_rollouts_are_bit_identical_to_world_pool(lib, task, seed, threads, mode):
+@pytest.mark.parametrize(("seed", "threads", "mode", "dtype"), [
+    (0, 1, "next_step", "float32"), (12345, 2, "same_step", "float32"), (77, 2, "same_step", "float64")])
+def test_rollouts_are_bit_identical_to_world_pool(lib, task, seed, threads, mode, dtype):
+    """Both layouts: float32, and float64 (Python's default for the robots,
+    Gymnasium v5's dtypes), equal to Python's WorldPool of that dtype."""
     num_envs, steps, limit = 5, 40, 15  # several episodes end (truncation) and restart
-    pool = _Pools.WorldPool(task, num_envs, num_threads=1, max_episode_steps=limit, autoreset_mode=mode)
-    handle = lib.create(task, num_envs, num_threads=threads, max_episode_steps=limit, autoreset_mode=mode)
+    pool = _Pools.WorldPool(task, num_envs, num_threads=1, max_episode_steps=limit, autoreset_mode=mode,
+                            dtype=np.dtype(dtype))
+    handle = lib.create(task, num_envs, num_threads=threads, max_episode_steps=limit, autoreset_mode=mode,
+                        dtype=None if dtype == "float32" else dtype)
     try:
+        assert lib.dims(handle).real_size == np.dtype(dtype).itemsize
         views = lib.buffers(handle)
+        assert views["obs"].dtype == views["reward"].dtype == np.dtype(dtype)
         pool.reset_all(seed=seed)
         lib.reset(handle, seed)
         assert_same_buffers(pool, views, "reset")
@@ -306,9 +313,7 @@ def test_caller_buffers_receive_the_results(lib):
         pool.reset_all(seed=5)
         own = lib.buffers(handle)
         mine = {name: np.full_like(array, 7) for name, array in own.items()}
-        b = Buffers(**{name: array.ctypes.data_as(kind)
-                       for (name, kind), array in zip(Buffers._fields_, mine.values())})
-        sizes = BufferSizes(**{name: array.size for name, array in mine.items()})
+        b, sizes = lib.caller_buffers(handle, mine)
         lib.call("jg_pool_use_buffers", handle, ctypes.byref(b), ctypes.byref(sizes))
         assert_same_buffers(pool, mine, "after switching (contents copied over)")
         actions = np.full((3, 1, 3), 0.2, np.float32)
@@ -370,6 +375,57 @@ def bad_kwargs(task: str) -> list[dict]:
         elif p.kind == "optional_float":
             out += [{p.name: "x"}]
     return out
+
+
+def test_the_float64_layout_in_callers_buffers_and_its_mistakes(lib):
+    """A float64 pool writes obs64/reward64/final_obs64 (its float32 fields
+    are NULL), into the caller's memory too; a field of the other layout, a
+    short buffer or an unknown dtype is refused and changes nothing."""
+    config = dict(num_threads=1, max_episode_steps=4, autoreset_mode="same_step")
+    handle = lib.create("hopper", 3, dtype="float64", **config)
+    pool = _Pools.WorldPool("hopper", 3, dtype=np.float64, **config)
+    float32 = lib.create("hopper", 3, **config)
+    try:
+        lib.reset(handle, 5)
+        pool.reset_all(seed=5)
+        own = lib.buffers(handle)  # views() also checks that the float32 fields are NULL
+        mine = {name: np.full_like(array, 7) for name, array in own.items()}
+        b, sizes = lib.caller_buffers(handle, mine)
+        lib.call("jg_pool_use_buffers", handle, ctypes.byref(b), ctypes.byref(sizes))
+        actions = np.full((3, 1, 3), 0.2, np.float32)
+        for t in range(6):
+            lib.step(handle, actions)
+            pool.step_all(actions)
+            assert_same_buffers(pool, mine, f"caller's float64 buffers, step {t}")
+        wrong = np.zeros(own["obs"].size, np.float32)
+        refusals = [
+            (handle, Buffers(obs=wrong.ctypes.data_as(ctypes.POINTER(ctypes.c_float))), BufferSizes(obs=wrong.size),
+             r"obs buffer given to a pool of the float64 layout; expected NULL \(its obs64, reward64 and "
+             r"final_obs64 are used instead\)"),
+            (handle, Buffers(obs64=mine["obs"].ctypes.data_as(ctypes.POINTER(ctypes.c_double))),
+             BufferSizes(obs64=5), r"obs64 buffer should hold at least 33 doubles, got 5"),
+            (float32, Buffers(reward64=mine["reward"].ctypes.data_as(ctypes.POINTER(ctypes.c_double))),
+             BufferSizes(reward64=3), r"reward64 buffer given to a pool of the float32 layout; expected NULL "
+             r"\(its obs, reward and final_obs are used instead\)")]
+        for target, given, given_sizes, message in refusals:
+            with pytest.raises(CapiError, match=message) as e:
+                lib.call("jg_pool_use_buffers", target, ctypes.byref(given), ctypes.byref(given_sizes))
+            assert e.value.status == "JG_ERR_VALUE"
+        lib.step(handle, actions)
+        pool.step_all(actions)
+        assert_same_buffers(pool, mine, "after the refusals: still the caller's buffers")
+        lib.call("jg_pool_use_buffers", handle, None, None)
+        assert_same_buffers(pool, own, "back to the pool's own (contents copied back)")
+    finally:
+        for h in (handle, float32):
+            lib.close(h)
+        pool.close()
+    for bad in ("float16", "", "FLOAT64", "float64 ", "double"):
+        with pytest.raises(CapiError, match=rf"dtype should be 'float32' \(or NULL\) or 'float64', got '{bad}'") as e:
+            lib.create("hopper", 1, dtype=bad)
+        assert e.value.status == "JG_ERR_VALUE"
+    assert lib.dims(h := lib.create("hopper", 1, dtype="float32")).real_size == 4
+    lib.close(h)
 
 
 @pytest.mark.parametrize("task", ALL_TASKS)
@@ -696,19 +752,22 @@ def sync_run(pool, actions, seed: int):
     return out
 
 
-@pytest.mark.parametrize(("task", "num_envs", "threads", "batch_size", "mode"), [
-    (ASYNC_TASK, 7, 1, 1, "next_step"), (ASYNC_TASK, 7, 2, 3, "same_step"), (ASYNC_TASK, 7, 2, 5, "next_step"),
-    (ASYNC_TASK, 7, 1, 7, "same_step"), (ASYNC_GAME, 5, 1, 2, "same_step"), (ASYNC_GAME, 5, 2, 3, "next_step")])
-def test_async_rollouts_are_bit_identical_to_python_and_to_step(lib, task, num_envs, threads, batch_size, mode):
+@pytest.mark.parametrize(("task", "num_envs", "threads", "batch_size", "mode", "dtype"), [
+    (ASYNC_TASK, 7, 1, 1, "next_step", "float32"), (ASYNC_TASK, 7, 2, 3, "same_step", "float32"),
+    (ASYNC_TASK, 7, 2, 5, "next_step", "float32"), (ASYNC_TASK, 7, 1, 7, "same_step", "float32"),
+    (ASYNC_GAME, 5, 1, 2, "same_step", "float32"), (ASYNC_GAME, 5, 2, 3, "next_step", "float32"),
+    (ASYNC_TASK, 7, 2, 3, "same_step", "float64"), (ASYNC_GAME, 5, 1, 2, "same_step", "float64")])
+def test_async_rollouts_are_bit_identical_to_python_and_to_step(lib, task, num_envs, threads, batch_size, mode,
+                                                                dtype):
     """Each world's records through C send/recv equal those through Python's
     send/recv and through step_all (same seed, same per-world actions), with
     episodes of 6 steps (auto-resets), batch sizes that do not divide the
     worlds, shuffled and split sends; with one thread the order is fixed, and
     C and Python receive the same ids in the same order."""
     config = dict(num_threads=threads, max_episode_steps=6, autoreset_mode=mode)
-    sync_pool = _Pools.WorldPool(task, num_envs, **config)
-    py_pool = _Pools.WorldPool(task, num_envs, batch_size=batch_size, **config)
-    handle = lib.create(task, num_envs, batch_size=batch_size, **config)
+    sync_pool = _Pools.WorldPool(task, num_envs, dtype=np.dtype(dtype), **config)
+    py_pool = _Pools.WorldPool(task, num_envs, batch_size=batch_size, dtype=np.dtype(dtype), **config)
+    handle = lib.create(task, num_envs, batch_size=batch_size, dtype=dtype, **config)
     try:
         assert lib.dims(handle).batch_size == batch_size
         steps = 16
@@ -747,8 +806,7 @@ def test_batch_buffers_stay_put_and_can_be_the_callers(lib):
         d = lib.dims(own)
         arrays = {name: np.full_like(array, 7) for name, array in rows0.items()}
         my_ids = np.full(5, -1, np.int32)  # room for more than batch_size
-        b = Buffers(**{name: arrays[name].ctypes.data_as(kind) for name, kind in Buffers._fields_})
-        sizes = BufferSizes(**{name: arrays[name].size for name, _ in BUFFER_FIELDS})
+        b, sizes = lib.caller_buffers(mine, arrays)
         lib.call("jg_pool_use_batch_buffers", mine, my_ids.ctypes.data, my_ids.size, ctypes.byref(b),
                  ctypes.byref(sizes))
         assert (my_ids[:4] == 0).all() and (my_ids[4] == -1)  # contents copied over (zeros)
@@ -765,8 +823,8 @@ def test_batch_buffers_stay_put_and_can_be_the_callers(lib):
                 assert world_record(a_rows, k) == world_record(arrays, k)
             lib.send(own, actions, a_ids.copy())
             lib.send(mine, actions, b_ids.copy())
-        for name, kind in BUFFER_FIELDS:
-            assert ctypes.cast(getattr(first, name), ctypes.c_void_p).value == rows0[name].ctypes.data, name
+        for field, _, name in layout_fields(d.real_size):
+            assert ctypes.cast(getattr(first, field), ctypes.c_void_p).value == rows0[name].ctypes.data, name
         # Back to the pool's own (contents copied back); a short buffer is refused.
         lib.call("jg_pool_use_batch_buffers", mine, None, 0, None, None)
         back_ids, back_rows = lib.batch_buffers(mine)
@@ -1075,10 +1133,11 @@ def test_mujoco_errors_arrive_through_recv_in_pythons_words(lib, tmp_path):
 # --- examples: C and Java, same returns as Python ----------------------------------------------
 
 
-def linear_policy_returns(task: str, num_envs: int, steps: int, seed: int) -> list[tuple[int, int, int]]:
+def linear_policy_returns(task: str, num_envs: int, steps: int, seed: int,
+                          dtype: str = "float32") -> list[tuple[int, int, int]]:
     """(world, step, return bits) of each finished episode under the examples'
-    fixed linear policy, computed with the Python module."""
-    pool = _Pools.WorldPool(task, num_envs, max_episode_steps=1000)
+    fixed linear policy, computed with the Python module's pool of that dtype."""
+    pool = _Pools.WorldPool(task, num_envs, max_episode_steps=1000, dtype=np.dtype(dtype))
     n, a, od, ad = num_envs, pool.num_agents, pool.obs_dim, pool.act_dim
     w = np.array([[((j * od + k) % 7 - 3) / 10.0 for k in range(od)] for j in range(ad)])
     low, high = pool.action_low.astype(np.float64), pool.action_high.astype(np.float64)
@@ -1139,6 +1198,15 @@ def test_c_example_returns_are_pythons(lib, tmp_path):
     ran = subprocess.run([str(exe), "hopper", "4", "300", "3", "1"], capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert parse_episodes(ran.stdout) == linear_policy_returns("hopper", 4, 300, 3)
+    # The float64 layout (obs64, reward64): Python's float64 pool's returns, not the float32 ones.
+    ran = subprocess.run([str(exe), "hopper", "4", "300", "3", "1", "float64"], capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0 and ", float64" in ran.stdout, ran.stdout + ran.stderr
+    wide = parse_episodes(ran.stdout)
+    assert wide == linear_policy_returns("hopper", 4, 300, 3, "float64")
+    assert wide != linear_policy_returns("hopper", 4, 300, 3)
+    ran = subprocess.run([str(exe), "hopper", "1", "1", "0", "1", "float16"], capture_output=True, text=True)
+    assert ran.returncode == 1 and "dtype should be 'float32' (or NULL) or 'float64', got 'float16'" in ran.stderr
 
 
 def test_c_async_example_returns_are_pythons(lib, tmp_path):

@@ -103,3 +103,53 @@ def test_a_pool_that_cannot_fit_is_refused_with_the_figure(library_path):
     """, library_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "JG_ERR_OUT_OF_MEMORY num_envs=1048576 needs about" in proc.stdout and "small ok" in proc.stdout, proc.stdout
+
+
+def test_a_fork_while_another_thread_is_inside_a_pool(library_path):
+    """A parent thread inside jg_pool_step at the fork never leaves it in the
+    child: the child's calls on that pool are not busy, its close does not
+    wait forever, and it can make new pools (the handle table's lock too)."""
+    proc = run_with_library("""
+        import os, threading, time, warnings
+        import numpy as np
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads: what this test does
+        pool = lib.create("humanoid", 32, num_threads=1, frame_skip="1000")
+        lib.reset(pool, seed=0)
+        actions = np.zeros((32, 1, 17), np.float32)
+        inside = threading.Event()
+        def long_step():
+            inside.set()
+            lib.step(pool, actions)  # seconds: 32 worlds x 1000 MuJoCo steps on one thread
+        stepper = threading.Thread(target=long_step)
+        stepper.start()
+        inside.wait()
+        time.sleep(0.3)
+        try:
+            lib.step(pool, actions)
+        except CapiError as error:
+            print("parent meanwhile:", error.status, flush=True)
+        child = os.fork()
+        if child == 0:
+            try:
+                lib.reset(pool, seed=1)
+                lib.step(pool, np.zeros((32, 1, 17), np.float32))
+                other = lib.create("hopper", 2)
+                lib.reset(other, seed=0)
+                lib.close(other)
+                lib.close(pool)
+                print("child ok", flush=True)
+                os._exit(0)
+            except BaseException as error:
+                print("child failed:", error, flush=True)
+                os._exit(3)
+        _, status = os.waitpid(child, 0)
+        print("child exit", os.waitstatus_to_exitcode(status), flush=True)
+        stepper.join()
+        lib.step(pool, actions)  # the parent's pool is fine
+        lib.close(pool)
+        print("parent ok")
+    """, library_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "parent meanwhile: JG_ERR_BUSY" in proc.stdout, proc.stdout  # the fork happened inside the call
+    assert "child ok" in proc.stdout and "child exit 0" in proc.stdout, proc.stdout + proc.stderr
+    assert "parent ok" in proc.stdout, proc.stdout

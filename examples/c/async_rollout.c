@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
             JG_ABI_VERSION);
     return 1;
   }
-  jg_pool_config config = {num_threads, 1000, "next_step", batch_size};
+  jg_pool_config config = {num_threads, 1000, "next_step", batch_size, NULL}; /* NULL: float32 */
   jg_pool pool = 0;
   if (check(jg_pool_create(task, num_envs, &config, NULL, NULL, 0, &pool), "jg_pool_create")) return 1;
   jg_dims d;

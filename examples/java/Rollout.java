@@ -33,28 +33,31 @@ public final class Rollout {
       Native.register("joltgym_marl");
     }
 
-    @Structure.FieldOrder({"num_threads", "max_episode_steps", "autoreset_mode", "batch_size"})
+    @Structure.FieldOrder({"num_threads", "max_episode_steps", "autoreset_mode", "batch_size",
+        "dtype"})
     public static class Config extends Structure {
       public int num_threads;
       public int max_episode_steps;
       public String autoreset_mode;
       public int batch_size;  // 0: num_envs (only send/recv use it)
+      public String dtype;  // null: "float32" (obs, reward); "float64": obs64, reward64
     }
 
     @Structure.FieldOrder({"num_envs", "num_agents", "obs_dim", "act_dim", "info_width",
-        "num_info_fields", "num_threads", "max_episode_steps", "dt", "batch_size"})
+        "num_info_fields", "num_threads", "max_episode_steps", "dt", "batch_size", "real_size"})
     public static class Dims extends Structure {
       public int num_envs, num_agents, obs_dim, act_dim, info_width, num_info_fields, num_threads,
           max_episode_steps;
       public double dt;
       public int batch_size;
+      public int real_size;  // 4: the float32 layout, 8: the float64 one
     }
 
     @Structure.FieldOrder({"obs", "reward", "terminated", "truncated", "info", "final_obs",
-        "final_info", "reset_kind", "unstable", "elapsed"})
+        "final_info", "reset_kind", "unstable", "elapsed", "obs64", "reward64", "final_obs64"})
     public static class Buffers extends Structure {
       public Pointer obs, reward, terminated, truncated, info, final_obs, final_info, reset_kind,
-          unstable, elapsed;
+          unstable, elapsed, obs64, reward64, final_obs64;
     }
 
     static native int jg_abi_version();
@@ -70,7 +73,7 @@ public final class Rollout {
     static native int jg_pool_close(long pool);
   }
 
-  static final int JG_ABI_VERSION = 2;
+  static final int JG_ABI_VERSION = 3;
   static final int JG_RESET = 1;
 
   static void check(int status, String call) {

@@ -264,29 +264,41 @@ std::unique_ptr<T[]> Zeros(std::size_t count) {
   return std::unique_ptr<T[]>(new T[std::max<std::size_t>(count, 1)]());
 }
 
-// Element counts of a set of result buffers for `rows` worlds.
-jg_buffer_sizes SizesFor(std::size_t rows, const joltgym::Task& t) {
+// Element counts of a set of result buffers for `rows` worlds, in the
+// float64 layout (obs64, reward64, final_obs64) or the float32 one.
+jg_buffer_sizes SizesFor(std::size_t rows, const joltgym::Task& t, bool float64) {
   const std::size_t a = t.num_agents(), od = t.obs_dim(), iw = t.info_layout().width();
   jg_buffer_sizes s{};
-  s.obs = s.final_obs = rows * a * od;
-  s.reward = s.terminated = s.truncated = rows * a;
+  (float64 ? s.obs64 : s.obs) = (float64 ? s.final_obs64 : s.final_obs) = rows * a * od;
+  (float64 ? s.reward64 : s.reward) = rows * a;
+  s.terminated = s.truncated = rows * a;
   s.info = s.final_info = rows * a * iw;
   s.reset_kind = s.unstable = s.elapsed = rows;
   return s;
 }
 
-// One set of result buffers (jg_buffers' fields) the library owns.
+template <typename T>
+std::unique_ptr<T[]> ZerosOrNone(std::size_t count) {
+  return count == 0 ? nullptr : Zeros<T>(count);
+}
+
+// One set of result buffers (jg_buffers' fields) the library owns; the
+// fields of the layout not in use (size 0) stay NULL.
 struct OwnedBuffers {
   std::unique_ptr<float[]> obs, final_obs, reward;
+  std::unique_ptr<double[]> obs64, final_obs64, reward64;
   std::unique_ptr<bool[]> terminated, truncated, unstable;
   std::unique_ptr<double[]> info, final_info;
   std::unique_ptr<std::uint8_t[]> reset_kind;
   std::unique_ptr<std::int32_t[]> elapsed;
 
   jg_buffers Allocate(const jg_buffer_sizes& s) {
-    obs = Zeros<float>(s.obs);
-    final_obs = Zeros<float>(s.final_obs);
-    reward = Zeros<float>(s.reward);
+    obs = ZerosOrNone<float>(s.obs);
+    final_obs = ZerosOrNone<float>(s.final_obs);
+    reward = ZerosOrNone<float>(s.reward);
+    obs64 = ZerosOrNone<double>(s.obs64);
+    final_obs64 = ZerosOrNone<double>(s.final_obs64);
+    reward64 = ZerosOrNone<double>(s.reward64);
     terminated = Zeros<bool>(s.terminated);
     truncated = Zeros<bool>(s.truncated);
     unstable = Zeros<bool>(s.unstable);
@@ -294,9 +306,10 @@ struct OwnedBuffers {
     final_info = Zeros<double>(s.final_info);
     reset_kind = Zeros<std::uint8_t>(s.reset_kind);
     elapsed = Zeros<std::int32_t>(s.elapsed);
-    return jg_buffers{obs.get(),        reward.get(),    terminated.get(), truncated.get(),
-                      info.get(),       final_obs.get(), final_info.get(), reset_kind.get(),
-                      unstable.get(),   elapsed.get()};
+    return jg_buffers{obs.get(),        reward.get(),      terminated.get(), truncated.get(),
+                      info.get(),       final_obs.get(),   final_info.get(), reset_kind.get(),
+                      unstable.get(),   elapsed.get(),     obs64.get(),      reward64.get(),
+                      final_obs64.get()};
   }
 };
 
@@ -312,11 +325,16 @@ joltgym::PoolBuffers ToCore(const jg_buffers& b) {
   out.reset_kind = b.reset_kind;
   out.unstable = b.unstable;
   out.elapsed = b.elapsed;
+  out.obs64 = b.obs64;
+  out.reward64 = b.reward64;
+  out.final_obs64 = b.final_obs64;
   return out;
 }
 
 struct PoolState {
-  std::mutex mutex;  // held by the call inside the pool's worlds or buffers
+  // Held by the call inside the pool's worlds or buffers. Renewed in a forked
+  // child: a parent thread inside a call at the fork never leaves it there.
+  joltgym::ForkAwareMutex mutex;
   std::string name;
   std::shared_ptr<const joltgym::Task> task;  // kept after close for late queries
   std::unique_ptr<joltgym::WorldPool> pool;   // null once closed
@@ -350,7 +368,7 @@ struct PoolState {
 class HandleTable {
  public:
   jg_pool Add(std::shared_ptr<PoolState> state) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get());
     std::size_t index;
     if (!free_.empty()) {
       index = free_.back();
@@ -366,12 +384,12 @@ class HandleTable {
   }
 
   std::shared_ptr<PoolState> Get(jg_pool handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get());
     return Find(handle).state;
   }
 
   std::shared_ptr<PoolState> Remove(jg_pool handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_.Get());
     Slot& slot = Find(handle);
     std::shared_ptr<PoolState> state = std::move(slot.state);
     ++slot.generation;
@@ -403,7 +421,7 @@ class HandleTable {
     return slot;
   }
 
-  std::mutex mutex_;
+  joltgym::ForkAwareMutex mutex_;  // a thread may hold it at a fork
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_;
 };
@@ -415,7 +433,7 @@ HandleTable& Handles() {
 
 // The pool's mutex for one exclusive call, or BusyError if another thread is inside.
 std::unique_lock<std::mutex> Enter(PoolState& state, const char* call) {
-  std::unique_lock<std::mutex> lock(state.mutex, std::try_to_lock);
+  std::unique_lock<std::mutex> lock(state.mutex.Get(), std::try_to_lock);
   if (!lock.owns_lock()) {
     throw BusyError(std::string(call) + " called while another thread is inside this pool; "
                     "expected one call at a time per pool (use one pool per thread, or a lock)");
@@ -452,6 +470,13 @@ joltgym::SeedWords Seed(int32_t has_seed, std::uint64_t seed) {
   return joltgym::SeedWords{device(), device(), device(), device()};
 }
 
+// jg_pool_config.dtype: true for the float64 layout.
+bool ParseDtype(const char* dtype) {
+  if (dtype == nullptr || std::strcmp(dtype, "float32") == 0) return false;
+  if (std::strcmp(dtype, "float64") == 0) return true;
+  throw BadValue(std::string("dtype should be 'float32' (or NULL) or 'float64', got '") + dtype + "'");
+}
+
 jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* config,
                    const std::vector<std::pair<std::string, JsonValue>>& kwargs) {
   RequirePointer(task, "task");
@@ -460,7 +485,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
     throw BadValue(joltgym::IntRangeMessage("num_envs", 1, joltgym::kMaxNumEnvs, num_envs < 1,
                                             std::to_string(num_envs)));
   }
-  jg_pool_config c{0, 1000, nullptr, 0};
+  jg_pool_config c{0, 1000, nullptr, 0, nullptr};
   if (config != nullptr) c = *config;
   if (c.batch_size < 0 || c.batch_size > num_envs) {
     throw BadValue(joltgym::IntRangeMessage("batch_size", 1, num_envs, c.batch_size < 1,
@@ -480,6 +505,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   }
   const joltgym::AutoresetMode mode =
       joltgym::ParseAutoresetMode(c.autoreset_mode != nullptr ? c.autoreset_mode : "next_step");
+  const bool float64 = ParseDtype(c.dtype);
 
   auto state = std::make_shared<PoolState>();
   state->name = task;
@@ -509,11 +535,12 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   d.max_episode_steps = c.max_episode_steps;
   d.dt = t.dt();
   d.batch_size = batch_size;
+  d.real_size = float64 ? 8 : 4;
   for (std::size_t j = 0; j < ad; ++j) {
     state->low.push_back(static_cast<float>(t.action_low()[j]));
     state->high.push_back(static_cast<float>(t.action_high()[j]));
   }
-  state->sizes = SizesFor(n, t);
+  state->sizes = SizesFor(n, t, float64);
   state->own = state->current = state->own_memory.Allocate(state->sizes);
   state->actions.assign(n * a * ad, 0.0f);
   state->staged.assign(n * a * ad, 0.0f);
@@ -521,7 +548,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   state->batch_size = batch_size;
   state->send_ids.assign(n, 0);
   state->send_checker = std::make_unique<joltgym::SendIdChecker>(num_envs);
-  state->batch_sizes = SizesFor(static_cast<std::size_t>(batch_size), t);
+  state->batch_sizes = SizesFor(static_cast<std::size_t>(batch_size), t, float64);
   state->batch_own = state->batch_current = state->batch_memory.Allocate(state->batch_sizes);
   state->batch_ids_own = Zeros<std::int32_t>(static_cast<std::size_t>(batch_size));
   state->batch_ids = state->batch_ids_own.get();
@@ -547,12 +574,20 @@ void CopyInto(T* target, const T* source, std::size_t count) {
 }
 
 // The buffers to use next: each non-NULL field of `given` (holding `have`
-// elements, at least `need`) replaces `own`'s.
+// elements, at least `need`) replaces `own`'s; a field of the layout the pool
+// does not use (need 0) must be NULL.
 jg_buffers PickBuffers(jg_buffers next, const jg_buffers& given, const jg_buffer_sizes& have,
                        const jg_buffer_sizes& need) {
-  auto pick = [](auto given_field, auto own_field, std::size_t size, std::size_t required,
-                 const char* name, const char* unit) {
+  const bool float64 = need.obs64 != 0;
+  auto pick = [float64](auto given_field, auto own_field, std::size_t size, std::size_t required,
+                        const char* name, const char* unit) {
     if (given_field == nullptr) return own_field;
+    if (required == 0) {
+      throw BadValue(std::string(name) + " buffer given to a pool of the " +
+                     (float64 ? "float64" : "float32") + " layout; expected NULL (its " +
+                     (float64 ? "obs64, reward64 and final_obs64" : "obs, reward and final_obs") +
+                     " are used instead)");
+    }
     if (size < required) {
       throw BadValue(std::string(name) + " buffer should hold at least " +
                      std::to_string(required) + " " + unit + ", got " + std::to_string(size));
@@ -576,6 +611,11 @@ jg_buffers PickBuffers(jg_buffers next, const jg_buffers& given, const jg_buffer
                        "bools");
   next.elapsed = pick(given.elapsed, next.elapsed, have.elapsed, need.elapsed, "elapsed",
                       "int32s");
+  next.obs64 = pick(given.obs64, next.obs64, have.obs64, need.obs64, "obs64", "doubles");
+  next.reward64 =
+      pick(given.reward64, next.reward64, have.reward64, need.reward64, "reward64", "doubles");
+  next.final_obs64 = pick(given.final_obs64, next.final_obs64, have.final_obs64, need.final_obs64,
+                          "final_obs64", "doubles");
   return next;
 }
 
@@ -591,6 +631,9 @@ void CopyBuffers(const jg_buffers& next, const jg_buffers& cur, const jg_buffer_
   CopyInto(next.reset_kind, cur.reset_kind, n.reset_kind);
   CopyInto(next.unstable, cur.unstable, n.unstable);
   CopyInto(next.elapsed, cur.elapsed, n.elapsed);
+  CopyInto(next.obs64, cur.obs64, n.obs64);
+  CopyInto(next.reward64, cur.reward64, n.reward64);
+  CopyInto(next.final_obs64, cur.final_obs64, n.final_obs64);
 }
 
 // `actions` of `shape` as the caller gave them: `count` values, not NULL.
@@ -771,7 +814,7 @@ jg_status jg_pool_close(jg_pool pool) {
       throw StateError("WorldPool is already closed; expected an open pool (close each pool once)");
     }
     // Waits for a call in flight on another thread, then joins the workers.
-    std::lock_guard<std::mutex> lock(state->mutex);
+    std::lock_guard<std::mutex> lock(state->mutex.Get());
     state->pool.reset();
   });
 }

@@ -64,11 +64,11 @@ int main(void) {
   expect(jg_pool_create("no_such_task", 4, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "unknown task");
   expect(jg_pool_create("half_cheetah", 0, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_envs 0");
   expect(jg_pool_create("half_cheetah", 1 << 30, NULL, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_envs 2^30");
-  jg_pool_config bad_mode = {0, 1000, "sometimes", 0};
+  jg_pool_config bad_mode = {0, 1000, "sometimes", 0, NULL};
   expect(jg_pool_create("half_cheetah", 4, &bad_mode, NULL, NULL, 0, &pool), JG_ERR_VALUE, "autoreset mode");
-  jg_pool_config bad_threads = {-3, 1000, NULL, 0};
+  jg_pool_config bad_threads = {-3, 1000, NULL, 0, NULL};
   expect(jg_pool_create("half_cheetah", 4, &bad_threads, NULL, NULL, 0, &pool), JG_ERR_VALUE, "num_threads -3");
-  jg_pool_config bad_steps = {0, -1, NULL, 0};
+  jg_pool_config bad_steps = {0, -1, NULL, 0, NULL};
   expect(jg_pool_create("half_cheetah", 4, &bad_steps, NULL, NULL, 0, &pool), JG_ERR_VALUE, "max_episode_steps -1");
   const char* keys[] = {"no_such_key"};
   const char* values[] = {"1"};
@@ -154,6 +154,52 @@ int main(void) {
   free(my_obs);  /* the pool must not write there any more */
   expect(jg_pool_step(pool, actions, count), JG_OK, "step after going back");
 
+  /* the float64 layout: obs64/reward64/final_obs64, the float32 fields NULL */
+  {
+    jg_pool wide = 0;
+    jg_pool_config bad_dtype = {0, 1000, NULL, 0, "float16"};
+    expect(jg_pool_create("half_cheetah", 2, &bad_dtype, NULL, NULL, 0, &wide), JG_ERR_VALUE,
+           "dtype float16");
+    jg_pool_config f64 = {1, 1000, "same_step", 0, "float64"};
+    expect(jg_pool_create("half_cheetah", 2, &f64, NULL, NULL, 0, &wide), JG_OK, "float64 pool");
+    jg_dims wd;
+    jg_buffers wb;
+    expect(jg_pool_dims(wide, &wd), JG_OK, "float64 dims");
+    expect(jg_pool_buffers(wide, &wb), JG_OK, "float64 buffers");
+    if (wd.real_size != 8 || wb.obs != NULL || wb.reward != NULL || wb.final_obs != NULL ||
+        wb.obs64 == NULL || wb.reward64 == NULL || wb.final_obs64 == NULL) {
+      printf("FAIL float64 layout: real_size %d\n", wd.real_size);
+      ++failures;
+    }
+    expect(jg_pool_reset(wide, 1, 3), JG_OK, "float64 reset");
+    float wide_actions[12] = {0};
+    expect(jg_pool_step(wide, wide_actions, 12), JG_OK, "float64 step");
+    const size_t wide_obs = (size_t)wd.num_envs * wd.num_agents * wd.obs_dim;
+    double* my_obs64 = calloc(wide_obs, sizeof(double));
+    jg_buffers wide_mine = {0};
+    jg_buffer_sizes wide_sizes = {0};
+    wide_mine.obs = small_obs;
+    wide_sizes.obs = 3;
+    expect(jg_pool_use_buffers(wide, &wide_mine, &wide_sizes), JG_ERR_VALUE, "float32 obs to float64");
+    wide_mine.obs = NULL;
+    wide_mine.obs64 = my_obs64;
+    wide_sizes.obs64 = wide_obs - 1;
+    expect(jg_pool_use_buffers(wide, &wide_mine, &wide_sizes), JG_ERR_VALUE, "short obs64 buffer");
+    wide_sizes.obs64 = wide_obs;
+    expect(jg_pool_use_buffers(wide, &wide_mine, &wide_sizes), JG_OK, "caller's obs64 buffer");
+    expect(jg_pool_step(wide, wide_actions, 12), JG_OK, "step into the caller's obs64");
+    expect(jg_pool_use_buffers(wide, NULL, NULL), JG_OK, "back to the pool's obs64");
+    free(my_obs64);
+    expect(jg_pool_step(wide, wide_actions, 12), JG_OK, "float64 step after going back");
+    jg_buffers f32_with_64 = {0};
+    jg_buffer_sizes f32_sizes = {0};
+    double one[64];
+    f32_with_64.reward64 = one;
+    f32_sizes.reward64 = 64;
+    expect(jg_pool_use_buffers(pool, &f32_with_64, &f32_sizes), JG_ERR_VALUE, "reward64 to float32");
+    expect(jg_pool_close(wide), JG_OK, "close float64 pool");
+  }
+
   /* two threads in one pool: each call either runs or is refused as busy */
   Stepper a = {pool, actions, count, 0, 0, 0}, b = {pool, actions, count, 0, 0, 0};
   pthread_t ta, tb;
@@ -168,12 +214,12 @@ int main(void) {
   /* asynchronous stepping: send / recv */
   {
     jg_pool async = 0;
-    jg_pool_config bad_batch = {0, 1000, NULL, 5};
+    jg_pool_config bad_batch = {0, 1000, NULL, 5, NULL};
     expect(jg_pool_create("half_cheetah", 4, &bad_batch, NULL, NULL, 0, &async), JG_ERR_VALUE,
            "batch_size 5 of 4 worlds");
     bad_batch.batch_size = -1;
     expect(jg_pool_create("half_cheetah", 4, &bad_batch, NULL, NULL, 0, &async), JG_ERR_VALUE, "batch_size -1");
-    jg_pool_config batched = {2, 1000, NULL, 2};
+    jg_pool_config batched = {2, 1000, NULL, 2, NULL};
     expect(jg_pool_create("half_cheetah", 4, &batched, NULL, NULL, 0, &async), JG_OK, "create batched");
     const size_t row = (size_t)dims.num_agents * dims.act_dim;
     float* sent = calloc(4 * row, sizeof(float));

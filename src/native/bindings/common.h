@@ -70,29 +70,21 @@ py::object Restore(py::object cls, py::tuple args, py::dict kwargs);
 
 // A pool binding's mutex, as a fork leaves it: in a forked child the threads
 // that held it (and the pool's workers) are gone, so the first call there
-// makes a new mutex and forgets the worlds that were in flight (recv() then
-// says they were lost at the fork instead of waiting for them forever).
-// Taken with the GIL held, before a call releases it.
+// gets a new mutex (joltgym::ForkAwareMutex, as the C API's pools) and
+// forgets the worlds that were in flight (recv() then says they were lost at
+// the fork instead of waiting for them forever). Taken with the GIL held,
+// before a call releases it.
 class ForkAwareMutex {
  public:
   std::mutex& Get(WorldPool* pool) {
-    const std::uint64_t generation = ForkGeneration();
-    if (generation != generation_) {
-      (void)mutex_.release();
-      mutex_ = std::make_unique<std::mutex>();
-      generation_ = generation;
-      if (pool != nullptr) pool->AbandonInFlight();
-    }
-    return *mutex_;
-  }
-  // Finalized in a forked child: never destroy a mutex a vanished thread may hold.
-  ~ForkAwareMutex() {
-    if (generation_ != ForkGeneration()) (void)mutex_.release();
+    bool renewed = false;
+    std::mutex& mutex = mutex_.Get(&renewed);
+    if (renewed && pool != nullptr) pool->AbandonInFlight();
+    return mutex;
   }
 
  private:
-  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
-  std::uint64_t generation_ = ForkGeneration();
+  joltgym::ForkAwareMutex mutex_;
 };
 
 }  // namespace joltgym::bindings
