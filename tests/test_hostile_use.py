@@ -510,3 +510,20 @@ def test_a_pool_that_cannot_fit_in_memory_is_refused_with_the_figure():
     """)
     assert proc.returncode == 0, describe(proc)
     assert "num_envs=1048576 needs about" in proc.stdout and "per world of this task" in proc.stdout, describe(proc)
+
+
+def test_a_huge_unknown_task_name_is_not_echoed_whole():
+    """A 100,000-character task name (pasted by mistake) gets the usual
+    "unknown task" error with the name cut, on every entry point."""
+    import gymnasium
+
+    import joltgym_marl
+
+    name = "half_cheetah" + "x" * 100_000
+    attempts = [lambda: WorldPool(name, 1), lambda: joltgym_marl.resolve(name), lambda: joltgym_marl.task(name)]
+    for attempt in attempts:
+        with pytest.raises(ValueError, match=r"unknown task 'half_cheetahx+.*\d+ bytes cut.*'") as caught:
+            attempt()
+        assert len(str(caught.value)) < 3000, len(str(caught.value))
+    with pytest.raises(gymnasium.error.Error):
+        gymnasium.make(name)

@@ -145,11 +145,11 @@ const TaskInfo& TaskRegistry::Find(const std::string& name) const {
   if (named.size() > 1) {
     std::vector<std::string> names;
     for (const TaskInfo* info : named) names.push_back(info->name);
-    msg << "ambiguous task name '" << name << "': it names " << QuotedList(names, "and")
+    msg << "ambiguous task name '" << ClipMiddle(name) << "': it names " << QuotedList(names, "and")
         << "; give one of their native names";
     throw BadValue(msg.str());
   }
-  msg << "unknown task '" << name << "'";
+  msg << "unknown task '" << ClipMiddle(name) << "'";  // a huge name is not echoed whole
   const std::vector<std::string> close = CloseTaskNames(name, every);
   if (!close.empty()) {
     msg << "; did you mean " << QuotedList(close, "or") << "? expected one of:";
