@@ -1,6 +1,9 @@
 // Exception types that cross into Python with a matching Python class.
 #pragma once
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -40,6 +43,22 @@ inline std::string ValidUtf8(const std::string& text) {
       i += length;
     }
   }
+  return out;
+}
+
+// A double as a message shows a caller's value: the shortest text that
+// reads back as the same double, with ".0" on whole numbers, as Python's
+// repr ("-1.0", "0.1", "1e+300", "nan"), not std::to_string's "-1.000000".
+inline std::string FloatText(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  std::string out = text;
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";
   return out;
 }
 

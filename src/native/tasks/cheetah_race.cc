@@ -51,7 +51,7 @@ class CheetahRace final : public Task {
     finish_line_ = p.Float("finish_line");
     finish_bonus_ = p.Float("finish_bonus");
     if (!std::isnan(finish_line_) && !(finish_line_ > 0.0)) {
-      throw BadValue("finish_line should be > 0 metres or None, got " + std::to_string(finish_line_));
+      throw BadValue("finish_line should be > 0 metres or None, got " + FloatText(finish_line_));
     }
     const double lane = p.Float("lane_spacing");
     const double stagger = p.Float("start_spacing");

@@ -75,13 +75,13 @@ class KickAndDefend final : public Task {
     ball_spread_ = p.Float("ball_spread");
     if (!(goal_x_ > 3.5))
       throw BadValue("goal_x should be > 3.5 (the keeper starts at x <= 3.5), got " +
-                     std::to_string(goal_x_));
+                     FloatText(goal_x_));
     if (!(goal_half_width_ > 0.0))
-      throw BadValue("goal_half_width should be > 0, got " + std::to_string(goal_half_width_));
+      throw BadValue("goal_half_width should be > 0, got " + FloatText(goal_half_width_));
     if (!(keeper_area_ > 0.0))
-      throw BadValue("keeper_area should be > 0, got " + std::to_string(keeper_area_));
+      throw BadValue("keeper_area should be > 0, got " + FloatText(keeper_area_));
     if (!(ball_spread_ >= 0.0))
-      throw BadValue("ball_spread should be >= 0, got " + std::to_string(ball_spread_));
+      throw BadValue("ball_spread should be >= 0, got " + FloatText(ball_spread_));
     win_reward_ = p.Float("win_reward");
     shaping_weight_ = p.Float("shaping_weight");
     ApplyCtrlCostWeight(p, &rules);

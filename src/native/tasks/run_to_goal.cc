@@ -66,10 +66,10 @@ class RunToGoal final : public Task {
     CompetitorRules rules = RulesFor(robot, "run_to_goal");
     spawn_x_ = p.Float("spawn_x");
     goal_x_ = p.Float("goal_x");
-    if (!(spawn_x_ > 0.0)) throw BadValue("spawn_x should be > 0, got " + std::to_string(spawn_x_));
+    if (!(spawn_x_ > 0.0)) throw BadValue("spawn_x should be > 0, got " + FloatText(spawn_x_));
     if (!(goal_x_ > spawn_x_)) {
-      throw BadValue("goal_x should be > spawn_x (" + std::to_string(spawn_x_) + "), got " +
-                     std::to_string(goal_x_));
+      throw BadValue("goal_x should be > spawn_x (" + FloatText(spawn_x_) + "), got " +
+                     FloatText(goal_x_));
     }
     win_reward_ = p.Float("win_reward");
     draw_penalty_ = p.Float("draw_penalty");

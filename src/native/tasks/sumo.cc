@@ -115,10 +115,10 @@ class Sumo final : public Task {
     min_radius_ = OrDefault(p, "min_ring_radius", default_min);
     max_radius_ = OrDefault(p, "max_ring_radius", default_max);
     if (!(min_radius_ > 0.0))
-      throw BadValue("min_ring_radius should be > 0, got " + std::to_string(min_radius_));
+      throw BadValue("min_ring_radius should be > 0, got " + FloatText(min_radius_));
     if (!(max_radius_ >= min_radius_)) {
       throw BadValue("max_ring_radius should be >= min_ring_radius (" +
-                     std::to_string(min_radius_) + "), got " + std::to_string(max_radius_));
+                     FloatText(min_radius_) + "), got " + FloatText(max_radius_));
     }
     ring_radius_ = p.Float("ring_radius");  // NaN: drawn per episode
     drawn_radius_ = std::isnan(ring_radius_);
@@ -128,7 +128,7 @@ class Sumo final : public Task {
     if (spawn_distance_ >= smallest) {
       throw BadValue(std::string("spawn_distance should be < ") +
                      (drawn_radius_ ? "min_ring_radius (" : "ring_radius (") +
-                     std::to_string(smallest) + "), got " + std::to_string(spawn_distance_));
+                     FloatText(smallest) + "), got " + FloatText(spawn_distance_));
     }
     fall_height_ = OrDefault(p, "fall_height", humanoid_ ? 0.5 : 0.3);
     win_reward_ = p.Float("win_reward");
@@ -429,7 +429,7 @@ class Sumo final : public Task {
  private:
   static double Positive(const Params& p, const char* name) {
     const double value = p.Float(name);
-    if (!(value > 0.0)) throw BadValue(std::string(name) + " should be > 0, got " + std::to_string(value));
+    if (!(value > 0.0)) throw BadValue(std::string(name) + " should be > 0, got " + FloatText(value));
     return value;
   }
 
