@@ -527,3 +527,36 @@ def test_a_huge_unknown_task_name_is_not_echoed_whole():
         assert len(str(caught.value)) < 3000, len(str(caught.value))
     with pytest.raises(gymnasium.error.Error):
         gymnasium.make(name)
+
+
+def test_a_huge_do_simulation_is_interrupted_by_a_signal():
+    """do_simulation(ctrl, 10**9) (hours of MuJoCo steps) used to hang the
+    interpreter, deaf to Ctrl-C and alarms; now an alarm's exception ends it
+    within a second and the env keeps working. do_simulation still steps
+    exactly as v5's does (tests/test_gymnasium_dropin.py)."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import signal, time
+        import gymnasium, numpy as np
+        import joltgym_marl
+
+        class Alarm(Exception):
+            pass
+
+        def ring(signum, frame):
+            raise Alarm()
+
+        env = gymnasium.make("joltgym_marl/Ant-v0")
+        env.reset(seed=0)
+        signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        start = time.monotonic()
+        try:
+            env.unwrapped.do_simulation(np.zeros(8), 10**9)
+        except Alarm:
+            print("interrupted after", round(time.monotonic() - start, 2), "s")
+        env.reset(seed=1)
+        env.step(np.zeros(8))
+        print("still usable")
+    """)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "interrupted after" in proc.stdout and "still usable" in proc.stdout, proc.stdout

@@ -83,6 +83,15 @@ def check_render_mode(render_mode: str | None) -> None:
         raise ValueError(f"render_mode should be None or one of {RENDER_MODES}, got {render_mode!r}")
 
 
+# do_simulation's MuJoCo steps per call between signal checks (about 10-50 ms).
+_SIMULATION_CHUNK = 1000
+# The mjData fields v5's reset_model (set_state: qpos, qvel, mj_forward) leaves
+# as they were and MuJoCo's reset data would clear: inputs of mj_forward and
+# what only mj_rnePostConstraint writes.
+_KEPT_BY_RESET_MODEL = ("ctrl", "act", "qacc_warmstart", "qfrc_applied", "xfrc_applied", "mocap_pos",
+                        "mocap_quat", "userdata", "plugin_state", "cacc", "cfrc_int", "cfrc_ext")
+
+
 class NativeMujocoEnv(Reconstructible, MujocoEnv):
     """A Gymnasium ``MujocoEnv`` whose physics, observation and reward run natively.
 
@@ -208,8 +217,24 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         return self._obs(obs), info
 
     def reset_model(self) -> np.ndarray:
-        """Resets the robot (its noise from ``np_random``); returns the observation."""
-        return self._obs(self._reset_from_np_random(None)[0])
+        """Resets the robot (its noise from ``np_random``); returns the observation.
+
+        As v5's, which only sets ``qpos``/``qvel`` and runs ``mj_forward``: what
+        that leaves alone stays (the controls, the time, the solver's warm
+        start, the contact forces of the last ``mj_rnePostConstraint``), so a
+        ``do_simulation`` after it steps bit for bit as v5's does.
+        (``reset()`` starts from MuJoCo's reset data, as v5's.)"""
+        import mujoco
+
+        model, data = self._materialize()
+        kept = {name: np.copy(getattr(data, name)) for name in _KEPT_BY_RESET_MODEL}
+        time = data.time
+        self._reset_from_np_random(None)  # MuJoCo's reset data, the noise, mj_forward
+        for name, value in kept.items():
+            getattr(data, name)[:] = value
+        data.time = time
+        mujoco.mj_forward(model, data)  # v5's set_state, with the kept controls and warm start
+        return self._get_obs()
 
     def _reset_from_np_random(self, options):
         generator = self.np_random.bit_generator
@@ -243,6 +268,27 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         """The observation of the current state (after ``do_simulation`` or a
         change to ``data``, as v5's ``_get_obs``)."""
         return self._obs(self._core.observe())
+
+    def _step_mujoco_simulation(self, ctrl, n_frames) -> None:
+        """``do_simulation``'s stepping, as v5's (``mj_step`` on ``model``/``data``,
+        then ``mj_rnePostConstraint``), in calls of at most ``_SIMULATION_CHUNK``
+        MuJoCo steps: Python notices a signal between them, so a huge
+        ``n_frames`` (``do_simulation(ctrl, 10**9)``: hours) is interrupted by
+        Ctrl-C or an alarm instead of hanging the interpreter. ``n_frames`` that
+        is not an int (or <= 0) goes to MuJoCo as is, which answers as on v5."""
+        import mujoco
+
+        model, data = self._materialize()
+        data.ctrl[:] = ctrl
+        if isinstance(n_frames, (int, np.integer)) and not isinstance(n_frames, bool) and n_frames > 0:
+            remaining = int(n_frames)
+            while remaining > 0:
+                chunk = min(remaining, _SIMULATION_CHUNK)
+                mujoco.mj_step(model, data, nstep=chunk)
+                remaining -= chunk
+        else:
+            mujoco.mj_step(model, data, nstep=n_frames)
+        mujoco.mj_rnePostConstraint(model, data)
 
     def get_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of ``(qpos, qvel)``."""
