@@ -4,7 +4,10 @@ single-agent robots: one world as a PettingZoo ``ParallelEnv``, or
 
 Observations are built natively: the factorization is compiled once into an
 index plan (:mod:`joltgym_marl.mamujoco.plan`) that the core applies after
-every reset and step, in float64, from mjData.
+every reset and step, in float64, from mjData. The native pool is the
+WorldPool binding over that task: its ``obs`` rows are the plan's output
+(each agent's observation, then ``state()``), its ``infos`` the robot's
+info fields.
 """
 
 from __future__ import annotations
@@ -54,17 +57,15 @@ class _Core:
                                        num_envs=num_envs, num_threads=num_threads,
                                        max_episode_steps=self.max_episode_steps, batch_size=batch_size)
         self.agent_observation = agent_observation
-        self.offset = self.pool.plan_offset
-        fields = {name: offset for name, offset, size, at_reset in self.pool.robot_info_fields}
-        self.fields = list(self.pool.robot_info_fields)
+        self.fields = list(self.pool.info_fields)
+        fields = {name: offset for name, offset, size, at_reset in self.fields}
         self.recipe = RewardRecipe(robot, self.f.robot_kwargs, fields, self.f.agent_obsk is None)
         self.agents = list(self.f.possible_agents)
-        s = self.f.state_slice
-        self.state_slice = slice(self.offset + s.start, self.offset + s.stop)
+        self.state_slice = self.f.state_slice
         if agent_observation == "global_state":
             self.obs_slices = [self.state_slice] * len(self.agents)
         else:
-            self.obs_slices = [slice(self.offset + o.start, self.offset + o.stop) for o in self.f.obs_slices]
+            self.obs_slices = list(self.f.obs_slices)
         self.act_dims = [len(i) for i in self.f.action_indices]
         low, high = float(self.pool.action_low[0]), float(self.pool.action_high[0])
         self.action_spaces = {a: gymnasium.spaces.Box(low=low, high=high, shape=(d,), dtype=np.float32)
@@ -227,6 +228,9 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         return self._core.pool.dt
 
     def _values(self) -> np.ndarray:
+        return self._core.pool.obs[:, 0, :]
+
+    def _infos(self) -> np.ndarray:
         return self._core.pool.infos[:, 0, :]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -234,14 +238,13 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         # options: accepted and unused, as Gymnasium's -v5 robots do
         if seed is None and not self._seeded:
             seed = np.random.SeedSequence().entropy
-        self._core.pool.reset(seed=seed)
+        self._core.pool.reset_all(seed=seed)
         if seed is not None:
             self._seeded = True
         self._started = True
         self.agents = list(self.possible_agents)
-        values = self._values()
-        info = self._core.info_dicts(values[0], True, None)
-        return self._per_agent_obs(values), {a: info for a in self.possible_agents}
+        info = self._core.info_dicts(self._infos()[0], True, None)
+        return self._per_agent_obs(self._values()), {a: info for a in self.possible_agents}
 
     def _per_agent_obs(self, values: np.ndarray) -> dict[str, np.ndarray]:
         return {a: o[0] for a, o in self._core.observations(values).items()}
@@ -254,15 +257,15 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
             raise _core.StateError("step() after the episode ended; expected reset() first")
         global_action = self._core.gather(actions, self.agents, None)
         pool = self._core.pool
-        pool.step(global_action)
-        values = self._values()
-        reward, ctrl = self._core.rewards(values, global_action, None)
+        pool.step_all(global_action)
+        infos = self._infos()
+        reward, ctrl = self._core.rewards(infos, global_action, None)
         r = float(reward[0])
         terminated = bool(pool.terminations[0, 0])
         truncated = bool(pool.truncations[0, 0])
-        info = self._core.info_dicts(values[0], False, None if ctrl is None else ctrl[0])
+        info = self._core.info_dicts(infos[0], False, None if ctrl is None else ctrl[0])
         agents = self.possible_agents
-        observations = self._per_agent_obs(values)
+        observations = self._per_agent_obs(self._values())
         if terminated or truncated:
             self.agents = []
         return (observations, {a: r for a in agents}, {a: terminated for a in agents},
@@ -394,13 +397,13 @@ class MaMuJoCoVecEnv(Reconstructible):
         """The native MaMuJoCoPool."""
         return self._core.pool
 
-    def _results(self, values, rewards_info, actions, kinds, terms, truncs, elapsed):
+    def _results(self, values, info_rows, actions, kinds, terms, truncs, elapsed):
         core = self._core
         stepped = kinds == int(_core.ResetKind.STEPPED)
-        reward, ctrl = core.rewards(rewards_info, actions, stepped)
+        reward, ctrl = core.rewards(info_rows, actions, stepped)
         infos = {}
         for name, offset, size, at_reset in core.fields:
-            col = values[:, offset] if size == 1 else values[:, offset:offset + size]
+            col = info_rows[:, offset] if size == 1 else info_rows[:, offset:offset + size]
             infos[name] = col.copy()
         if ctrl is not None:
             columns = ctrl.reshape(len(stepped), -1)
@@ -444,11 +447,10 @@ class MaMuJoCoVecEnv(Reconstructible):
         """Resets every world (world i seeded ``seed + i``); returns (obs, infos)."""
         self._check_open()
         pool = self._core.pool
-        pool.reset(seed=seed)
+        pool.reset_all(seed=seed)
         self._started = True
-        values = pool.infos[:, 0, :]
-        obs, _, _, _, infos = self._results(values, values, None, pool.reset_kind, pool.terminations,
-                                            pool.truncations, pool.elapsed_steps)
+        obs, _, _, _, infos = self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], None, pool.reset_kind,
+                                            pool.terminations, pool.truncations, pool.elapsed_steps)
         return obs, infos
 
     def step(self, actions: Any):
@@ -461,15 +463,14 @@ class MaMuJoCoVecEnv(Reconstructible):
             raise _core.StateError("step() before reset(); expected reset() first")
         g = self._global_actions(actions, self.num_envs)
         pool = self._core.pool
-        pool.step(g)
-        values = pool.infos[:, 0, :]
-        return self._results(values, values, g, pool.reset_kind, pool.terminations, pool.truncations,
-                             pool.elapsed_steps)
+        pool.step_all(g)
+        return self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], g, pool.reset_kind, pool.terminations,
+                             pool.truncations, pool.elapsed_steps)
 
     def state(self) -> np.ndarray:
         """[num_envs, state_dim] float64: each world's state()."""
         self._check_open()
-        return self._core.pool.infos[:, 0, self._core.state_slice].copy()
+        return self._core.pool.obs[:, 0, self._core.state_slice].copy()
 
     # -- asynchronous stepping --------------------------------------------------------
 
@@ -499,8 +500,7 @@ class MaMuJoCoVecEnv(Reconstructible):
         truncations, infos, env_ids), rows in env_ids order."""
         self._check_open()
         pool = self._core.pool
-        ids = pool.recv().copy()
-        values = pool.recv_infos[:, 0, :]
+        ids = pool.recv()[0].copy()
         pending = getattr(self, "_pending", {})
         kinds = pool.recv_reset_kind
         acts = np.zeros((len(ids), self._core.f.act_dim), dtype=np.float32)
@@ -508,8 +508,8 @@ class MaMuJoCoVecEnv(Reconstructible):
             a = pending.pop(i, None)
             if a is not None:
                 acts[k] = a
-        return (*self._results(values, values, acts, kinds, pool.recv_terminations, pool.recv_truncations,
-                               pool.recv_elapsed_steps), ids)
+        return (*self._results(pool.recv_obs[:, 0, :], pool.recv_infos[:, 0, :], acts, kinds,
+                               pool.recv_terminations, pool.recv_truncations, pool.recv_elapsed_steps), ids)
 
     def close(self) -> None:
         if not self._closed:

@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "errors.h"
+#include "simulation_poll.h"
 #include "task_names.h"
 
 namespace joltgym {
@@ -31,7 +32,15 @@ bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
   if (Engine* engine = CurrentEngine()) return engine->Advance(model, data, frame_skip);
   const int before = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                      data->warning[mjWARN_BADQPOS].number;
-  for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
+  if (SimulationPoll::poll() == nullptr) {
+    for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
+  } else {  // a single world's step, on a thread that notices signals
+    auto next = SimulationPoll::FirstDue();
+    for (int i = 0; i < frame_skip; ++i) {
+      mj_step(model, data);
+      if (i + 1 < frame_skip && SimulationPoll::Due(&next)) return true;  // the world is mid-step
+    }
+  }
   mj_rnePostConstraint(model, data);
   const int after = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                     data->warning[mjWARN_BADQPOS].number;

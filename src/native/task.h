@@ -260,6 +260,7 @@ double NumpyScalarSquare(double x);
 // Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
 // that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's
 // MujocoEnv does. Returns false if MuJoCo warned about bad qpos/qvel/qacc.
+// Under a SimulationPoll (simulation_poll.h) it may stop early, mid-step.
 bool Simulate(const mjModel* model, mjData* data, int frame_skip);
 
 // Resolves an MJCF path the way Gymnasium does: absolute, "./"-relative and

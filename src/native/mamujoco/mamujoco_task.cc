@@ -13,9 +13,11 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
     throw BadValue("MaMuJoCo factorizes a single-agent robot; this task has " +
                    std::to_string(r.num_agents()) + " agents");
   }
+  if (plan_.size() == 0) throw BadValue("the observation plan should have at least one entry, got none");
   SetModel(r.shared_model());
-  SetDims(1, r.obs_dim(), r.act_dim());
-  SetScratchSize(r.scratch_size());
+  SetDims(1, plan_.size(), r.act_dim());
+  robot_scratch_ = r.scratch_size();
+  SetScratchSize(robot_scratch_ + r.obs_dim());
   SetFrameSkip(r.frame_skip());
   SetEpisodeLimit(r.episode_limit());
   SetCamera(r.camera());
@@ -34,7 +36,6 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
         break;
     }
   }
-  plan_offset_ = info.Add("mamujoco_observations", std::max(plan_.size(), 1), true);
   for (const auto& [name, slot] : r.episode_options()) {
     const auto [min, max] = r.OptionRange(slot);
     AddEpisodeOption(name, slot, min, max);
@@ -42,19 +43,21 @@ MaMuJoCoTask::MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan pl
 }
 
 void MaMuJoCoTask::Reset(mjData* d, double* scratch, Rng& rng, double* obs, double* info) const {
-  robot_->Reset(d, scratch, rng, obs, info);
-  plan_.Apply(model(), d, info + plan_offset_);
+  robot_->Reset(d, scratch, rng, RobotObs(scratch), info);
+  plan_.Apply(model(), d, obs);
 }
 
 bool MaMuJoCoTask::Step(mjData* d, double* scratch, const float* actions,
                         const StepOutput& out) const {
-  const bool stable = robot_->Step(d, scratch, actions, out);
-  plan_.Apply(model(), d, out.info + plan_offset_);
+  StepOutput robot_out = out;
+  robot_out.obs = RobotObs(scratch);
+  const bool stable = robot_->Step(d, scratch, actions, robot_out);
+  plan_.Apply(model(), d, out.obs);
   return stable;
 }
 
-void MaMuJoCoTask::Observe(const mjData* d, const double* scratch, double* obs) const {
-  robot_->Observe(d, scratch, obs);
+void MaMuJoCoTask::Observe(const mjData* d, const double* /*scratch*/, double* obs) const {
+  plan_.Apply(model(), d, obs);
 }
 
 }  // namespace joltgym::mamujoco

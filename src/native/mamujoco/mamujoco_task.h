@@ -1,9 +1,11 @@
 // A MaMuJoCo world: one single-agent robot task (a Gymnasium -v5 twin) plus
-// the observation plan of a factorization. The robot steps exactly as alone;
-// after every reset and step the plan writes the agents' float64
-// observations and the float64 global state into extra slots of the info
-// record, after the robot's own info fields, so that the WorldPool carries
-// them (batched, asynchronously, across autoresets) without knowing of them.
+// the observation plan of a factorization. The robot steps exactly as alone
+// (its own observation goes to the tail of the world's scratch, unread); its
+// info fields are this task's. This task's observation is the plan's output:
+// after every reset, step and set_state the plan writes the agents' float64
+// observations and the float64 global state, so that a float64 WorldPool
+// carries them (batched, asynchronously, across autoresets) without knowing
+// of them.
 #pragma once
 
 #include <memory>
@@ -18,8 +20,6 @@ class MaMuJoCoTask final : public Task {
   MaMuJoCoTask(std::shared_ptr<const Task> robot, ObservationPlan plan);
 
   const Task& robot() const { return *robot_; }
-  // Where the plan's values start in the info record, and how many there are.
-  int plan_offset() const { return plan_offset_; }
   int plan_size() const { return plan_.size(); }
   const ObservationPlan& plan() const { return plan_; }
 
@@ -30,9 +30,12 @@ class MaMuJoCoTask final : public Task {
   void InitScratch(double* scratch) const override { robot_->InitScratch(scratch); }
 
  private:
+  // Where the robot writes its own observation: after its scratch.
+  double* RobotObs(double* scratch) const { return scratch + robot_scratch_; }
+
   std::shared_ptr<const Task> robot_;
   ObservationPlan plan_;
-  int plan_offset_;
+  int robot_scratch_;
 };
 
 }  // namespace joltgym::mamujoco
