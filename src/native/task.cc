@@ -181,9 +181,9 @@ namespace {
 
 // NumPy's pairwise summation of f(x[0]), ..., f(x[n-1]) in T: sequential
 // below eight values, eight interleaved accumulators up to 128, halves (cut
-// at a multiple of eight) beyond.
-template <typename T, typename F>
-T PairwiseSum(const T* x, int n, F f) {
+// at a multiple of eight) beyond. (X: the inputs' type, converted by f.)
+template <typename T, typename X, typename F>
+T PairwiseSum(const X* x, int n, F f) {
   if (n < 8) {
     T sum = 0;
     for (int i = 0; i < n; ++i) sum += f(x[i]);
@@ -202,7 +202,7 @@ T PairwiseSum(const T* x, int n, F f) {
   }
   int half = n / 2;
   half -= half % 8;
-  return PairwiseSum(x, half, f) + PairwiseSum(x + half, n - half, f);
+  return PairwiseSum<T>(x, half, f) + PairwiseSum<T>(x + half, n - half, f);
 }
 
 template <typename T>
@@ -218,13 +218,17 @@ T Same(T v) {
 }  // namespace
 
 double Float32ControlCost(double weight, const float* action, int count) {
-  return static_cast<double>(static_cast<float>(weight) * PairwiseSum(action, count, Square<float>));
+  return static_cast<double>(static_cast<float>(weight) * PairwiseSum<float>(action, count, Square<float>));
 }
 
-double NumpySum(const double* values, int count) { return PairwiseSum(values, count, Same<double>); }
+double NumpySum(const double* values, int count) { return PairwiseSum<double>(values, count, Same<double>); }
 
 double NumpySumSquares(const double* values, int count) {
-  return PairwiseSum(values, count, Square<double>);
+  return PairwiseSum<double>(values, count, Square<double>);
+}
+
+double NumpySumSquaresAsFloat64(const float* values, int count) {
+  return PairwiseSum<double>(values, count, [](float v) { return static_cast<double>(v) * v; });
 }
 
 double NumpyScalarSquare(double x) {

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -79,7 +80,7 @@ class __attribute__((visibility("hidden"))) PyMaMuJoCoPool final : public PyWorl
  public:
   PyMaMuJoCoPool(const std::string& robot, py::dict kwargs, py::handle plan_ops,
                  py::handle plan_bounds, py::handle num_envs, py::handle num_threads,
-                 py::handle max_episode_steps, py::handle batch_size)
+                 py::handle max_episode_steps, py::handle batch_size, py::handle reward)
       : PyWorldPool("MaMuJoCoPool", robot, kwargs) {
     const PoolSpec spec =
         PoolSpec::Parse(num_envs, num_threads, max_episode_steps, "next_step", batch_size);
@@ -88,7 +89,8 @@ class __attribute__((visibility("hidden"))) PyMaMuJoCoPool final : public PyWorl
     auto robot_task = MakeRobot(robot, kwargs, owner, spec.max_episode_steps);
     std::vector<PlanEntry> entries = ConvertPlan(plan_ops, plan_bounds);
     ObservationPlan plan(std::move(entries), robot_task->model());
-    auto task = std::make_shared<MaMuJoCoTask>(robot_task, std::move(plan));
+    recipe_ = ConvertRecipe(reward);
+    auto task = std::make_shared<MaMuJoCoTask>(robot_task, std::move(plan), recipe_);
     CheckPoolFits(*task, spec.num_envs);
     // Copies, for pickling (ConvertPlan has checked that they convert).
     plan_ops_ = py::module_::import("numpy").attr("array")(plan_ops, "int64");
@@ -104,10 +106,35 @@ class __attribute__((visibility("hidden"))) PyMaMuJoCoPool final : public PyWorl
     kwargs["max_episode_steps"] =
         max_episode_steps_ > 0 ? py::object(py::int_(max_episode_steps_)) : py::object(py::none());
     kwargs["batch_size"] = batch_size_;
+    kwargs["reward"] = recipe_.robot.empty()
+                           ? py::object(py::none())
+                           : py::object(py::make_tuple(recipe_.robot, recipe_.weight, recipe_.float32_action));
     return bindings::Reduce(self, py::make_tuple(task_name_, CopyDict(kwargs_), plan_ops_, plan_bounds_),
                             kwargs);
   }
 
+  // reward=None (the robot task's own reward) or (robot, weight, float32_action).
+  static mamujoco::RewardRecipe ConvertRecipe(py::handle reward) {
+    mamujoco::RewardRecipe recipe;
+    if (reward.is_none()) return recipe;
+    if (!py::isinstance<py::tuple>(reward) || py::len(reward) != 3 ||
+        !py::isinstance<py::str>(reward[py::int_(0)]) ||
+        !py::isinstance<py::bool_>(reward[py::int_(2)])) {
+      throw py::type_error("reward should be None or a (robot: str, weight: float, float32_action: bool) "
+                           "tuple, got " + ClipRepr(py::repr(reward).cast<std::string>()));
+    }
+    recipe.robot = reward[py::int_(0)].cast<std::string>();
+    py::handle weight = reward[py::int_(1)];
+    if (!py::isinstance<py::float_>(weight) || !std::isfinite(weight.cast<double>())) {
+      throw py::value_error("reward's weight should be a finite float, got " +
+                            ClipRepr(py::repr(weight).cast<std::string>()));
+    }
+    recipe.weight = weight.cast<double>();
+    recipe.float32_action = reward[py::int_(2)].cast<bool>();
+    return recipe;
+  }
+
+  mamujoco::RewardRecipe recipe_;
   std::shared_ptr<const MaMuJoCoTask> mamujoco_;
   py::object plan_ops_, plan_bounds_;
 };
@@ -142,10 +169,11 @@ void DefineMaMuJoCo(py::module_& m) {
       "info fields.",
       py::dynamic_attr())
       .def(py::init<const std::string&, py::dict, py::handle, py::handle, py::handle, py::handle,
-                    py::handle, py::handle>(),
+                    py::handle, py::handle, py::handle>(),
            py::arg("robot"), py::arg("kwargs"), py::arg("plan_ops"), py::arg("plan_bounds"),
            py::kw_only(), py::arg("num_envs") = 1, py::arg("num_threads") = py::none(),
-           py::arg("max_episode_steps") = py::none(), py::arg("batch_size") = py::none())
+           py::arg("max_episode_steps") = py::none(), py::arg("batch_size") = py::none(),
+           py::arg("reward") = py::none())
       .def("__reduce__", [](py::object self) { return self.cast<const PyMaMuJoCoPool&>().Reduce(self); })
       .def_property_readonly("plan_size", [](const PyMaMuJoCoPool& s) { return s.mamujoco_->plan_size(); });
 }
