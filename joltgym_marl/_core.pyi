@@ -236,5 +236,5 @@ class MaMuJoCoPool(WorldPool):
 
     def __init__(self, robot: str, kwargs: dict[str, Any], plan_ops: npt.ArrayLike, plan_bounds: npt.ArrayLike, *,
                  num_envs: int = 1, num_threads: int | None = None, max_episode_steps: int | None = None,
-                 batch_size: int | None = None) -> None: ...
+                 batch_size: int | None = None, reward: tuple[str, float, bool] | None = None) -> None: ...
     plan_size: int

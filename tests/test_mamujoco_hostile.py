@@ -361,3 +361,26 @@ def test_a_long_step_is_interrupted_by_a_signal():
     # One world of 1000 humanoid timesteps per step: the alarm lands inside a step.
     proc = run_python(INTERRUPTED_STEP, timeout=300)
     assert proc.returncode == 0 and "interrupted after" in proc.stdout, describe(proc)
+
+
+def test_the_native_pool_checks_its_plan_and_reward():
+    f = P("HalfCheetah", "2x3")._core.f
+    ops, bounds = f.plan_ops, f.plan_bounds
+    huge, clip = ops.copy(), ops.copy()
+    huge[0, 0] = 2**33 + 1  # would wrap to op 1 (clip) if narrowed
+    clip[0, 0] = 1
+    nan_bounds = bounds.copy()
+    nan_bounds[0] = np.nan
+    for args, kwargs, error, message in (
+            ((huge, bounds), {}, ValueError, "plan entry 0: op 8589934593 is outside int's range"),
+            ((ops + 0.5, bounds), {}, TypeError, "plan should be an int array [K, 4] and a float array [K, 2]; "
+                                                 "got plan_ops"),
+            ((clip, nan_bounds), {}, ValueError, "clip bounds should be numbers with low <= high, got [nan, nan]"),
+            ((ops[:0], bounds[:0]), {}, ValueError, "the observation plan should have at least one entry"),
+            ((ops, bounds), {"reward": ("half_cheetah", 0.1)}, TypeError, "reward should be None or a (robot: str, "
+                                                                          "weight: float, float32_action: bool)"),
+            ((ops, bounds), {"reward": ("pusher", 0.1, False)}, ValueError, "needs the info term 'reward_dist'"),
+            ((ops, bounds), {"reward": ("half_cheetah", float("inf"), False)}, ValueError,
+             "reward's weight should be a finite float, got inf")):
+        with pytest.raises(error, match=re.escape(message)):
+            _core.MaMuJoCoPool("half_cheetah", {}, *args, **kwargs)

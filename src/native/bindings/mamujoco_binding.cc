@@ -55,7 +55,13 @@ int PlanInt(std::int64_t value, py::ssize_t row, const char* column) {
 std::vector<PlanEntry> ConvertPlan(const py::handle& ops_in, const py::handle& bounds_in) {
   using Ints = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
   using Reals = py::array_t<double, py::array::c_style | py::array::forcecast>;
-  Ints ops = Ints::ensure(ops_in);
+  py::array raw = py::array::ensure(ops_in);
+  if (!raw || (raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u')) {
+    PyErr_Clear();  // (a float array would be truncated into indices)
+    throw py::type_error("plan should be an int array [K, 4] and a float array [K, 2]; got plan_ops " +
+                         ClipRepr(py::repr(ops_in).cast<std::string>()));
+  }
+  Ints ops = Ints::ensure(raw);
   Reals bounds = Reals::ensure(bounds_in);
   if (!ops || !bounds) throw py::type_error("plan should be an int array [K, 4] and a float array [K, 2]");
   if (ops.ndim() != 2 || ops.shape(1) != 4 || bounds.ndim() != 2 || bounds.shape(1) != 2 ||

@@ -58,6 +58,13 @@ In a child process made by fork() (multiprocessing's "fork" context) the
 pool is usable: its worker threads, which do not survive fork, are restarted
 on first use, and closing or finalizing it there never waits on the parent's.
 
+On the main thread, a long reset_all(), step_all() or recv() notices signals
+(Ctrl-C, SIGALRM) every 20 ms: a handler that raises stops it (each world
+stepped or reset whole, or left as it was; recv() then receives nothing and
+its worlds stay in flight), and its exception is raised from the call. A pool
+of one world also polls between the timesteps of its step; a world stopped
+half-way waits for reset_all() or reset_one(0).
+
 The result buffers (obs, rewards, ...) are the same NumPy arrays after every
 call, writable views of memory the pool owns; they cannot be resized.
 MuJoCo errors raise MemoryError or MujocoError and leave the failed worlds
