@@ -230,45 +230,11 @@ MAMUJOCO_PLAN_OPS: list[str]  # plan ops (copy, clip, sin, cos, diff), by code
 
 def mamujoco_model_info(robot: str, kwargs: dict[str, Any]) -> dict[str, Any]: ...  # nq, nv, nu, nbody, ntendon, body_names, obs_dim
 
-class MaMuJoCoPool:
-    """num_envs MaMuJoCo worlds; the plan's float64 values are infos[:, 0, plan_offset:plan_offset + plan_size]."""
+class MaMuJoCoPool(WorldPool):
+    """num_envs MaMuJoCo worlds on the WorldPool binding: obs [num_envs, 1, plan_size] float64 is the
+    plan's output (each agent's observation, then the global state); infos the robot's info fields."""
 
     def __init__(self, robot: str, kwargs: dict[str, Any], plan_ops: npt.ArrayLike, plan_bounds: npt.ArrayLike, *,
                  num_envs: int = 1, num_threads: int | None = None, max_episode_steps: int | None = None,
-                 batch_size: int | None = None) -> None: ...
-    def reset(self, *, seed: int | None = None) -> None: ...
-    def step(self, actions: npt.ArrayLike) -> None: ...
-    def send(self, actions: npt.ArrayLike, env_ids: npt.ArrayLike) -> None: ...
-    def async_reset(self, *, seed: int | None = None) -> None: ...
-    def recv(self) -> npt.NDArray[np.int32]: ...
-    def get_state(self, index: int) -> tuple[_F64, _F64]: ...
-    def close(self) -> None: ...
-    def model_mjb(self) -> bytes: ...
-    closed: bool
-    num_envs: int
-    num_threads: int
-    batch_size: int
-    act_dim: int
-    robot_obs_dim: int
-    dt: float
-    action_low: npt.NDArray[np.float32]
-    action_high: npt.NDArray[np.float32]
-    plan_offset: int
+                 batch_size: int | None = None, reward: tuple[str, float, bool] | None = None) -> None: ...
     plan_size: int
-    robot_info_fields: list[tuple[str, int, int, bool]]
-    camera: _Camera
-    obs: npt.NDArray[np.float32]
-    rewards: npt.NDArray[np.float32]
-    terminations: npt.NDArray[np.bool_]
-    truncations: npt.NDArray[np.bool_]
-    infos: _F64
-    reset_kind: npt.NDArray[np.uint8]
-    unstable: npt.NDArray[np.bool_]
-    elapsed_steps: npt.NDArray[np.int32]
-    recv_env_ids: npt.NDArray[np.int32]
-    recv_rewards: npt.NDArray[np.float32]
-    recv_terminations: npt.NDArray[np.bool_]
-    recv_truncations: npt.NDArray[np.bool_]
-    recv_infos: _F64
-    recv_reset_kind: npt.NDArray[np.uint8]
-    recv_elapsed_steps: npt.NDArray[np.int32]

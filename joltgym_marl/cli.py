@@ -2,6 +2,7 @@
 
     python -m joltgym_marl list                 every task, its kind and its ids
     python -m joltgym_marl info sumo            one task: ids, docstring table, keyword arguments
+    python -m joltgym_marl list --kind mamujoco the MaMuJoCo scenarios, their confs and per-agent dims
     python -m joltgym_marl demo                 a four-cheetah race, then 64 races at once
     python -m joltgym_marl bench half-cheetah   a quick side-by-side throughput figure
     python -m joltgym_marl record sumo --out sumo.gif    a short video of a task
@@ -50,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="every task with its kind and ids",
                                   description="Every registered task with its kind and ids, from the native "
                                               "registry.")
-    listing.add_argument("--kind", choices=["single_agent", "game"], help="only tasks of this kind")
+    listing.add_argument("--kind", choices=["single_agent", "game", "mamujoco"],
+                         help="only tasks of this kind (mamujoco: the MaMuJoCo scenarios)")
     listing.add_argument("--json", action="store_true", help="one JSON list of records (joltgym_marl.tasks())")
 
     info = commands.add_parser("info", help="one task: ids, docstring table, keyword arguments",
@@ -115,9 +117,44 @@ def _record_dict(record) -> dict[str, Any]:
     return out
 
 
+def _scenario_dict(record) -> dict[str, Any]:
+    return {"scenario": record.scenario, "kind": record.kind, "module": record.module, "robot": record.robot,
+            "any_nxk": record.any_nxk, "confs": [vars(c) | {"action_dims": list(c.action_dims),
+                                                          "obs_dims": list(c.obs_dims)} for c in record.confs]}
+
+
+def _conf_text(conf) -> str:
+    from joltgym_marl.mamujoco.catalog import dims_text
+
+    star = "" if conf.in_farama else "*"
+    return f"{conf.agent_conf}{star} ({conf.agents}: obs {dims_text(conf.obs_dims)})"
+
+
+def _print_scenarios(records) -> None:
+    print(f"{len(records)} MaMuJoCo scenarios: from joltgym_marl import mamujoco_v1; "
+          "mamujoco_v1.parallel_env(scenario, agent_conf), .env(), .vec_env(..., num_envs)")
+    width = max(len(r.scenario) for r in records) + 2
+    robot_width = max(len(r.robot) for r in records) + 2
+    print(f"  {'scenario':<{width}}{'robot':<{robot_width}}agent_conf (agents: obs dims, agent_obsk=1); "
+          "* = not in Farama's table; each also takes None (1 agent observing state()), but the NxK ones")
+    for r in records:
+        confs = [c for c in r.confs if c.agent_conf is not None]
+        text = ", ".join(_conf_text(c) for c in confs) if confs else "None only"
+        if r.any_nxk:
+            text = "any NxK, e.g. " + text
+        print(f"  {r.scenario:<{width}}{r.robot:<{robot_width}}{text}")
+
+
 def cmd_list(args: argparse.Namespace) -> None:
     from joltgym_marl.registry import tasks
 
+    if args.kind == "mamujoco":
+        scenarios = tasks("mamujoco")
+        if args.json:
+            print(json.dumps([_scenario_dict(r) for r in scenarios], indent=1))
+        else:
+            _print_scenarios(scenarios)
+        return
     records = tasks(args.kind)
     if args.json:
         print(json.dumps([_record_dict(r) for r in records], indent=1, default=repr))
@@ -143,18 +180,52 @@ def cmd_list(args: argparse.Namespace) -> None:
         for r in games:
             print(f"  {r.name:<{width}}{r.pettingzoo_module:<{module_width}}{r.max_episode_steps:<12}"
                   f"{r.env_class}")
+    if args.kind is None:
+        print()
+        _print_scenarios(tasks("mamujoco"))
     engines = sorted({e for r in records for e in r.engines})
     print(f"\nEngines: {', '.join(engines)}. Any name of a task works in `info`, `bench`, `record` and "
           "WorldPool(name): python -m joltgym_marl info TASK")
 
 
-def cmd_info(args: argparse.Namespace) -> None:
-    from joltgym_marl.registry import task
+def _print_scenario(record) -> None:
+    from joltgym_marl.mamujoco.catalog import dims_text
 
+    print(f"MaMuJoCo {record.scenario}: mamujoco_v1.parallel_env({record.scenario!r}, agent_conf), "
+          f"a factorization of the robot {record.robot!r}")
+    if record.any_nxk:
+        print("  agent_conf: any 'NxK' (N agents of K segments each; the MJCF is generated), e.g.:")
+    rows = [("agent_conf", "agents", "action dims", "obs dims (agent_obsk=1)", "state")]
+    for c in record.confs:
+        rows.append((f"{c.agent_conf}{'' if c.in_farama else ' *'}", str(c.agents), dims_text(c.action_dims),
+                     dims_text(c.obs_dims), str(c.state_dim)))
+    widths = [max(len(row[k]) for row in rows) + 2 for k in range(len(rows[0]))]
+    for row in rows:
+        print("  " + "".join(f"{cell:<{w}}" for cell, w in zip(row, widths)).rstrip())
+    if not all(c.in_farama for c in record.confs):
+        print("  * a conf of the original MaMuJoCo code that Farama's table dropped (HARL's tuned configs use it)")
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    from joltgym_marl.mamujoco import catalog
+    from joltgym_marl.registry import resolve, task
+
+    try:
+        resolve(args.task)
+    except (TypeError, ValueError):
+        found = catalog.find(args.task)  # a MaMuJoCo scenario that is no task's name
+        if found is not None:
+            if args.json:
+                print(json.dumps(_scenario_dict(found), indent=1))
+            else:
+                _print_scenario(found)
+            return
     spec = _resolve(args.task)
     record = task(spec.name)
+    scenarios = [s for s in catalog.scenarios() if s.robot == record.name]
     if args.json:
-        print(json.dumps(_record_dict(record) | {"doc": spec.doc}, indent=1, default=repr))
+        print(json.dumps(_record_dict(record) | {"doc": spec.doc, "mamujoco": [_scenario_dict(s) for s in scenarios]},
+                         indent=1, default=repr))
         return
     kind = "single-agent task" if record.kind == "single_agent" else "shared-world game"
     print(f"{record.name}: a {kind}, on {', '.join(record.engines)}")
@@ -185,6 +256,9 @@ def cmd_info(args: argparse.Namespace) -> None:
     print("Keyword arguments (defaults shown):")
     for p in spec.params:
         print(f"  {p.describe()}")
+    for scenario in scenarios:
+        print()
+        _print_scenario(scenario)
 
 
 def cmd_bench(args: argparse.Namespace) -> None:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import enum
 import keyword
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from joltgym_marl._native import core as _core
+
+if TYPE_CHECKING:
+    from joltgym_marl.mamujoco.catalog import ScenarioRecord
 
 
 @dataclass(frozen=True)
@@ -199,13 +202,23 @@ def _record(spec: TaskSpec, entry: dict[str, Any]) -> TaskRecord:
         engines=spec.engines, names=spec.names, params=spec.params)
 
 
-def tasks(kind: str | None = None) -> list[TaskRecord]:
+def tasks(kind: str | None = None) -> list[TaskRecord] | list[ScenarioRecord]:
     """Every registered task (of ``kind``, ``"single_agent"`` or ``"game"``, if
     given), with its kind and ids, in the native registry's order: the
     single-agent robots, the shared-world games and whatever is registered
-    natively later, read from the native registry each call."""
+    natively later, read from the native registry each call.
+
+    ``kind="mamujoco"`` lists the MaMuJoCo scenarios instead
+    (:class:`joltgym_marl.mamujoco.catalog.ScenarioRecord`: each factorizes
+    one of the single-agent robots, so they are not tasks of their own): the
+    robot, and per agent_conf the agents, action and observation dims."""
+    if kind == "mamujoco":
+        from joltgym_marl.mamujoco import catalog
+
+        return catalog.scenarios()
     if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind should be None or one of {', '.join(map(repr, KINDS))}, got {kind!r}")
+        raise ValueError(f"kind should be None or one of {', '.join(map(repr, KINDS))}, got {kind!r} "
+                         "(or 'mamujoco' for the MaMuJoCo scenarios)")
     entries = _core.tasks()
     return [_record(spec, entries[spec.name]) for spec in TASKS.values() if kind in (None, spec.kind)]
 

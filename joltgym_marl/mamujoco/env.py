@@ -4,12 +4,17 @@ single-agent robots: one world as a PettingZoo ``ParallelEnv``, or
 
 Observations are built natively: the factorization is compiled once into an
 index plan (:mod:`joltgym_marl.mamujoco.plan`) that the core applies after
-every reset and step, in float64, from mjData.
+every reset and step, in float64, from mjData. The native pool is the
+WorldPool binding over that task: its ``obs`` rows are the plan's output
+(each agent's observation, then ``state()``), its ``infos`` the robot's
+info fields.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
+import threading
 from typing import Any, ClassVar
 
 import gymnasium
@@ -20,13 +25,14 @@ from joltgym_marl import rendering
 from joltgym_marl._lifecycle import Reconstructible
 from joltgym_marl._native import core as _core
 from joltgym_marl.mamujoco.assets import coupled_half_cheetah_path, many_segment_xml
-from joltgym_marl.mamujoco.factorization import Factorization, resolve
+from joltgym_marl.mamujoco.factorization import Factorization, exact_scenario, resolve
 from joltgym_marl.mamujoco.rewards import RewardRecipe
 from joltgym_marl.registry import TASKS
 
 AGENT_OBSERVATIONS = ("local", "global_state")
 LAYOUTS = ("per_agent", "padded")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_STEPPED = int(_core.ResetKind.STEPPED)
 
 
 class _Core:
@@ -38,6 +44,7 @@ class _Core:
         if agent_observation not in AGENT_OBSERVATIONS:
             raise ValueError(f"agent_observation should be one of {AGENT_OBSERVATIONS}, got {agent_observation!r}")
         kwargs = dict(kwargs)
+        scenario = exact_scenario(scenario)
         max_steps = kwargs.pop("max_episode_steps", None)
         xml = None
         if scenario.startswith("ManySegment"):
@@ -49,23 +56,34 @@ class _Core:
         robot = self.f.robot
         if max_steps is None:
             max_steps = TASKS[robot].max_episode_steps if robot in TASKS else 1000
-        self.max_episode_steps = int(max_steps)
+        elif isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)):
+            # (int() would take 1.5 as 1 and "5" as 5)
+            raise TypeError(f"max_episode_steps should be None or an int >= 1, got {max_steps!r:.100}")
+        self.max_episode_steps = operator.index(max_steps)  # an exact int; the pool checks its range
+        if self.max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps should be None or an int >= 1, got {self.max_episode_steps}")
+        self.recipe = RewardRecipe(robot, self.f.robot_kwargs, self.f.agent_obsk is None)
         self.pool = _core.MaMuJoCoPool(robot, self.f.robot_kwargs, self.f.plan_ops, self.f.plan_bounds,
                                        num_envs=num_envs, num_threads=num_threads,
-                                       max_episode_steps=self.max_episode_steps, batch_size=batch_size)
+                                       max_episode_steps=self.max_episode_steps, batch_size=batch_size,
+                                       reward=self.recipe.native())
         self.agent_observation = agent_observation
-        self.offset = self.pool.plan_offset
-        fields = {name: offset for name, offset, size, at_reset in self.pool.robot_info_fields}
-        self.fields = list(self.pool.robot_info_fields)
-        self.recipe = RewardRecipe(robot, self.f.robot_kwargs, fields, self.f.agent_obsk is None)
+        self.fields = list(self.pool.info_fields)
         self.agents = list(self.f.possible_agents)
-        s = self.f.state_slice
-        self.state_slice = slice(self.offset + s.start, self.offset + s.stop)
+        self.state_slice = self.f.state_slice
         if agent_observation == "global_state":
             self.obs_slices = [self.state_slice] * len(self.agents)
         else:
-            self.obs_slices = [slice(self.offset + o.start, self.offset + o.stop) for o in self.f.obs_slices]
+            self.obs_slices = list(self.f.obs_slices)
         self.act_dims = [len(i) for i in self.f.action_indices]
+        self._agent_keys = frozenset(self.agents)
+        # Where each agent's action goes in the global one: a slice when its
+        # actuators are consecutive (the usual case; cheaper than an index array).
+        self._targets = []
+        for agent, idx in zip(self.agents, self.f.action_indices):
+            consecutive = len(idx) > 0 and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx)))
+            self._targets.append((agent, slice(int(idx[0]), int(idx[0]) + len(idx)) if consecutive else idx,
+                                  len(idx)))
         low, high = float(self.pool.action_low[0]), float(self.pool.action_high[0])
         self.action_spaces = {a: gymnasium.spaces.Box(low=low, high=high, shape=(d,), dtype=np.float32)
                               for a, d in zip(self.agents, self.act_dims)}
@@ -97,58 +115,64 @@ class _Core:
         return array.astype(np.float32)
 
     def gather(self, actions: Any, agents: list[str], rows: int | None) -> np.ndarray:
-        """The [rows, act_dim] float32 global action of per-agent actions."""
+        """The [rows, act_dim] float32 global action of per-agent actions.
+        Their values are checked where the pool copies them (finite, within
+        float32's range): ``step``/``send`` name the agent of a bad one."""
         if not isinstance(actions, dict):
             raise TypeError(f"actions should be a dict of agent name -> action, got {type(actions).__name__}")
-        unknown = [a for a in actions if a not in self.agents]
-        if unknown:
-            raise KeyError(f"unknown agent(s) {unknown} in actions; expected agents {agents}")
-        missing = [a for a in agents if a not in actions]
-        if missing:
+        if actions.keys() != self._agent_keys:
+            unknown = [a for a in actions if a not in self._agent_keys]
+            if unknown:
+                raise KeyError(f"unknown agent(s) {unknown} in actions; expected agents {agents}")
+            missing = [a for a in agents if a not in actions]
             raise KeyError(f"actions are missing agent(s) {missing}; expected one action for each of {agents}")
         n = 1 if rows is None else rows
         out = np.empty((n, self.f.act_dim), dtype=np.float32)
-        try:  # the fast path: float arrays of the right shapes, all finite within float32's range
-            with np.errstate(over="ignore", invalid="ignore"):
-                for i, agent in enumerate(self.agents):
-                    a = actions[agent]
-                    if a.dtype.kind != "f" or a.shape != ((self.act_dims[i],) if rows is None
-                                                          else (rows, self.act_dims[i])):
-                        raise TypeError
-                    out[:, self.f.action_indices[i]] = a
-                if np.isfinite(out).all():
-                    return out
+        try:  # the fast path: float arrays of the right shapes
+            for agent, target, dim in self._targets:
+                a = actions[agent]
+                if a.dtype.kind != "f" or a.shape != ((dim,) if rows is None else (rows, dim)):
+                    raise TypeError
+                if a.dtype == np.float32:
+                    out[:, target] = a
+                else:  # (a value beyond float32's range becomes inf, refused natively)
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        out[:, target] = a
+            return out
         except (AttributeError, TypeError, ValueError):
             pass
-        for i, agent in enumerate(self.agents):  # the first bad action, named
-            out[:, self.f.action_indices[i]] = self.check_action(agent, actions[agent], rows)
+        self.name_bad_action(actions, rows)
+        for (agent, target, _), a in zip(self._targets, (actions[x] for x in self.agents)):
+            out[:, target] = self.check_action(agent, a, rows)
         return out
+
+    def name_bad_action(self, actions: dict[str, Any], rows: int | None) -> None:
+        """Raises the TypeError / ValueError naming the first bad action, if one is."""
+        for agent in self.agents:
+            self.check_action(agent, actions[agent], rows)
+
+    def apply(self, call, actions: dict[str, Any], agents: list[str], rows: int | None) -> np.ndarray:
+        """``call(global_action)`` (the pool's step_all or send) on the gathered
+        actions; a value the pool refuses is named by its agent."""
+        g = self.gather(actions, agents, rows)
+        try:
+            call(g)
+        except ValueError:
+            self.name_bad_action(actions, rows)
+            raise
+        return g
 
     def observations(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """values: [rows, plan width] -> {agent: [rows, obs_dim]} (copies)."""
         return {a: values[:, s].copy() for a, s in zip(self.agents, self.obs_slices)}
 
-    def rewards(self, info: np.ndarray, actions: np.ndarray | None, stepped: np.ndarray | None):
-        """[rows] float64 rewards and the [rows] float64 reward_ctrl (None for
-        robots without a control cost); 0 for worlds that were reset."""
-        ctrl = self.recipe.control(actions.astype(np.float64)) if actions is not None else None
-        if actions is None:
-            return np.zeros(info.shape[0]), None
-        reward = self.recipe.reward(info, ctrl)
-        if stepped is not None and not stepped.all():
-            reward = np.where(stepped, reward, 0.0)
-        return reward, ctrl
-
-    def info_dicts(self, info_row: np.ndarray, reset: bool, ctrl: np.ndarray | None) -> dict[str, Any]:
-        """One world's info dict; ``ctrl``: its row of RewardRecipe.control()."""
+    def info_dicts(self, info_row: np.ndarray, reset: bool) -> dict[str, Any]:
+        """One world's info dict (the reset one: the fields written at reset)."""
         out = {}
         for name, offset, size, at_reset in self.fields:
             if reset and not at_reset:
                 continue
             out[name] = np.float64(info_row[offset]) if size == 1 else info_row[offset:offset + size].copy()
-        if ctrl is not None and not reset:
-            for k, name in enumerate(self.recipe.ctrl_fields):
-                out[name] = np.float64(np.atleast_1d(ctrl)[k])
         return out
 
 
@@ -213,6 +237,7 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (s.stop - s.start,), np.float64)
         self.metadata = {**type(self).metadata, "render_fps": int(np.round(1.0 / self._core.pool.dt))}
         self._renderer = None
+        self._render_lock = threading.Lock()
         self._started = False
         self._seeded = False
 
@@ -227,6 +252,9 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         return self._core.pool.dt
 
     def _values(self) -> np.ndarray:
+        return self._core.pool.obs[:, 0, :]
+
+    def _infos(self) -> np.ndarray:
         return self._core.pool.infos[:, 0, :]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -234,14 +262,13 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         # options: accepted and unused, as Gymnasium's -v5 robots do
         if seed is None and not self._seeded:
             seed = np.random.SeedSequence().entropy
-        self._core.pool.reset(seed=seed)
+        self._core.pool.reset_all(seed=seed)
         if seed is not None:
             self._seeded = True
         self._started = True
         self.agents = list(self.possible_agents)
-        values = self._values()
-        info = self._core.info_dicts(values[0], True, None)
-        return self._per_agent_obs(values), {a: info for a in self.possible_agents}
+        info = self._core.info_dicts(self._infos()[0], True)
+        return self._per_agent_obs(self._values()), {a: info for a in self.possible_agents}
 
     def _per_agent_obs(self, values: np.ndarray) -> dict[str, np.ndarray]:
         return {a: o[0] for a, o in self._core.observations(values).items()}
@@ -252,17 +279,14 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
             raise _core.StateError("step() before reset(); expected reset() first")
         if not self.agents:
             raise _core.StateError("step() after the episode ended; expected reset() first")
-        global_action = self._core.gather(actions, self.agents, None)
         pool = self._core.pool
-        pool.step(global_action)
-        values = self._values()
-        reward, ctrl = self._core.rewards(values, global_action, None)
-        r = float(reward[0])
+        self._core.apply(pool.step_all, actions, self.agents, None)
+        r = float(pool.rewards[0, 0])
         terminated = bool(pool.terminations[0, 0])
         truncated = bool(pool.truncations[0, 0])
-        info = self._core.info_dicts(values[0], False, None if ctrl is None else ctrl[0])
+        info = self._core.info_dicts(self._infos()[0], False)
         agents = self.possible_agents
-        observations = self._per_agent_obs(values)
+        observations = self._per_agent_obs(self._values())
         if terminated or truncated:
             self.agents = []
         return (observations, {a: r for a in agents}, {a: terminated for a in agents},
@@ -274,12 +298,24 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
 
     # -- Farama's mapping functions ----------------------------------------------
 
+    def _check_agents(self, values: Any, what: str) -> None:
+        if not isinstance(values, dict):
+            raise TypeError(f"{what} should be a dict of agent name -> array, got {type(values).__name__}")
+        missing = [a for a in self.possible_agents if a not in values]
+        unknown = [a for a in values if a not in self.possible_agents]
+        if missing or unknown:
+            raise KeyError(f"{what} should have one entry per agent of {self.possible_agents}; missing "
+                           f"{missing}, unknown {unknown}")
+
     def map_local_actions_to_global_action(self, actions: dict[str, np.ndarray]) -> np.ndarray:
-        out = np.full(self._core.f.act_dim, np.nan)
+        self._check_agents(actions, "actions")
+        out = np.empty(self._core.f.act_dim)
         for i, agent in enumerate(self.possible_agents):
-            out[self._core.f.action_indices[i]] = np.asarray(actions[agent], dtype=np.float64)
-        if np.isnan(out).any():
-            raise ValueError("actions should give a value to every actuator")
+            idx = self._core.f.action_indices[i]
+            value = np.asarray(actions[agent], dtype=np.float64)
+            if value.shape != idx.shape:
+                raise ValueError(f"action of {agent} should have shape {idx.shape}, got {value.shape}")
+            out[idx] = value
         return out
 
     def map_global_action_to_local_actions(self, action: np.ndarray) -> dict[str, np.ndarray]:
@@ -296,14 +332,22 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
     def map_global_state_to_local_observations(self, global_state: np.ndarray) -> dict[str, np.ndarray]:
         self._check_mappable()
         global_state = np.asarray(global_state)
+        if global_state.shape != self.state_space.shape:
+            raise ValueError(f"global_state should have shape {self.state_space.shape}, got {global_state.shape}")
         return {a: global_state[idx] for a, idx in self.observation_factorization.items()}
 
     def map_local_observations_to_global_state(self, local_observation: dict[str, np.ndarray]) -> np.ndarray:
         self._check_mappable()
-        out = np.full(self._core.state_slice.stop - self._core.state_slice.start, np.nan)
+        self._check_agents(local_observation, "local_observation")
+        out = np.empty(self._core.state_slice.stop - self._core.state_slice.start)
+        covered = np.zeros(out.shape, dtype=bool)  # (a NaN value is a value, not a gap)
         for agent, idx in self.observation_factorization.items():
-            out[idx] = local_observation[agent]
-        if np.isnan(out).any():
+            value = np.asarray(local_observation[agent], dtype=np.float64)
+            if value.shape != idx.shape:
+                raise ValueError(f"observation of {agent} should have shape {idx.shape}, got {value.shape}")
+            out[idx] = value
+            covered[idx] = True
+        if not covered.all():
             raise ValueError("the agents' observations do not cover state(); it cannot be mapped back")
         return out
 
@@ -314,21 +358,29 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode; set render_mode='rgb_array'")
             return None
-        if self._renderer is None:
-            self._renderer = rendering.renderer_for(_RenderTarget(self._core.pool), 480, 480)
-        qpos, qvel = self._core.pool.get_state(0)
-        if self.render_mode == "human":
-            self._renderer.show(qpos, qvel)
-            return None
-        return self._renderer.render(qpos, qvel)
+        # One frame at a time, from any thread: two threads' first render()
+        # would make two renderers, and a close() meanwhile would drop it.
+        with self._render_lock:
+            self._check_open()
+            if self._renderer is None:
+                self._renderer = rendering.renderer_for(_RenderTarget(self._core.pool), 480, 480)
+            qpos, qvel = self._core.pool.get_state(0)
+            if self.render_mode == "human":
+                self._renderer.show(qpos, qvel)
+                return None
+            return self._renderer.render(qpos, qvel)
 
     def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        if not self._closed:
-            self._core.pool.close()
-        self._closed = True
+        lock = getattr(self, "_render_lock", None)  # (absent if the constructor raised early)
+        if lock is None:
+            return
+        with lock:
+            if self._renderer is not None:
+                self._renderer.close()
+                self._renderer = None
+            if not self._closed:
+                self._core.pool.close()
+            self._closed = True
 
     @property
     def unwrapped(self):
@@ -370,7 +422,6 @@ class MaMuJoCoVecEnv(Reconstructible):
         self.padded_obs_dim = max(self.obs_dims) + n
         self.padded_act_dim = max(self.act_dims)
         self._pad_src = [np.arange(s.start, s.stop) for s in self._core.obs_slices]
-        self._last_actions: np.ndarray | None = None
         self._started = False
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Box:
@@ -394,30 +445,33 @@ class MaMuJoCoVecEnv(Reconstructible):
         """The native MaMuJoCoPool."""
         return self._core.pool
 
-    def _results(self, values, rewards_info, actions, kinds, terms, truncs, elapsed):
+    def _results(self, values, info_rows, rewards, kinds, terms, truncs, elapsed, stepping=True):
+        # Few NumPy calls per step (their fixed cost, not the copies, is what a
+        # step of 64 worlds spends here): the info block is copied once and
+        # each field is a view of that copy; each agent's rewards,
+        # terminations and truncations are a row of one repeated block (rows
+        # of their own: writing one agent's leaves the others').
         core = self._core
-        stepped = kinds == int(_core.ResetKind.STEPPED)
-        reward, ctrl = core.rewards(rewards_info, actions, stepped)
-        infos = {}
-        for name, offset, size, at_reset in core.fields:
-            col = values[:, offset] if size == 1 else values[:, offset:offset + size]
-            infos[name] = col.copy()
-        if ctrl is not None:
-            columns = ctrl.reshape(len(stepped), -1)
-            for k, name in enumerate(core.recipe.ctrl_fields):
-                infos[name] = np.where(stepped, columns[:, k], 0.0)
+        stepped = kinds == _STEPPED
+        all_stepped = bool(stepped.all())
+        reward = rewards[:, 0] if stepping else np.zeros(len(kinds))  # (0 for the worlds reset)
+        block = info_rows.copy()
+        infos = {name: block[:, offset] if size == 1 else block[:, offset:offset + size]
+                 for name, offset, size, _ in core.fields}
+        if stepping:  # the control costs: -v5's dtype, 0 for the worlds reset
+            for name in core.recipe.ctrl_fields:
+                column = infos[name].astype(core.recipe.ctrl_dtype)
+                infos[name] = column if all_stepped else np.where(stepped, column, column.dtype.type(0))
         infos["_reset"] = ~stepped
         infos["elapsed_steps"] = elapsed.copy()
-        term = terms[:, 0].copy()
-        trunc = truncs[:, 0].copy()
+        n = self.num_agents
         if self.layout == "padded":
-            return (self._padded_obs(values), np.repeat(reward[:, None], self.num_agents, axis=1),
-                    np.repeat(term[:, None], self.num_agents, axis=1),
-                    np.repeat(trunc[:, None], self.num_agents, axis=1), infos)
-        obs = core.observations(values)
+            return (self._padded_obs(values), np.repeat(reward[:, None], n, axis=1),
+                    np.repeat(terms[:, :1], n, axis=1), np.repeat(truncs[:, :1], n, axis=1), infos)
         a = self.possible_agents
-        return (obs, {x: reward.copy() for x in a}, {x: term.copy() for x in a},
-                {x: trunc.copy() for x in a}, infos)
+        return (core.observations(values), dict(zip(a, np.repeat(reward[None, :], n, axis=0))),
+                dict(zip(a, np.repeat(terms[None, :, 0], n, axis=0))),
+                dict(zip(a, np.repeat(truncs[None, :, 0], n, axis=0))), infos)
 
     def _padded_obs(self, values: np.ndarray) -> np.ndarray:
         rows, n = values.shape[0], self.num_agents
@@ -428,7 +482,8 @@ class MaMuJoCoVecEnv(Reconstructible):
             out[:, i, width + i] = 1.0
         return out
 
-    def _global_actions(self, actions: Any, rows: int) -> np.ndarray:
+    def _apply(self, call, actions: Any, rows: int) -> np.ndarray:
+        """``call`` (the pool's step_all or send) on the global action of ``actions``."""
         if self.layout == "padded":
             array = np.asarray(actions)
             shape = (rows, self.num_agents, self.padded_act_dim)
@@ -438,17 +493,16 @@ class MaMuJoCoVecEnv(Reconstructible):
                 raise ValueError(f"actions should have shape {shape} (worlds, agents, padded act_dim), "
                                  f"got {array.shape}")
             actions = {a: array[:, i, :d] for i, (a, d) in enumerate(zip(self.possible_agents, self.act_dims))}
-        return self._core.gather(actions, self.possible_agents, rows)
+        return self._core.apply(call, actions, self.possible_agents, rows)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         """Resets every world (world i seeded ``seed + i``); returns (obs, infos)."""
         self._check_open()
         pool = self._core.pool
-        pool.reset(seed=seed)
+        pool.reset_all(seed=seed)
         self._started = True
-        values = pool.infos[:, 0, :]
-        obs, _, _, _, infos = self._results(values, values, None, pool.reset_kind, pool.terminations,
-                                            pool.truncations, pool.elapsed_steps)
+        obs, _, _, _, infos = self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], pool.rewards, pool.reset_kind,
+                                            pool.terminations, pool.truncations, pool.elapsed_steps, False)
         return obs, infos
 
     def step(self, actions: Any):
@@ -459,17 +513,15 @@ class MaMuJoCoVecEnv(Reconstructible):
         self._check_open()
         if not self._started:
             raise _core.StateError("step() before reset(); expected reset() first")
-        g = self._global_actions(actions, self.num_envs)
         pool = self._core.pool
-        pool.step(g)
-        values = pool.infos[:, 0, :]
-        return self._results(values, values, g, pool.reset_kind, pool.terminations, pool.truncations,
-                             pool.elapsed_steps)
+        self._apply(pool.step_all, actions, self.num_envs)
+        return self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], pool.rewards, pool.reset_kind,
+                             pool.terminations, pool.truncations, pool.elapsed_steps)
 
     def state(self) -> np.ndarray:
         """[num_envs, state_dim] float64: each world's state()."""
         self._check_open()
-        return self._core.pool.infos[:, 0, self._core.state_slice].copy()
+        return self._core.pool.obs[:, 0, self._core.state_slice].copy()
 
     # -- asynchronous stepping --------------------------------------------------------
 
@@ -478,7 +530,6 @@ class MaMuJoCoVecEnv(Reconstructible):
         self._check_open()
         self._core.pool.async_reset(seed=seed)
         self._started = True
-        self._pending = {}
 
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Queues one step of each world in ``env_ids`` (default: all), with
@@ -487,28 +538,20 @@ class MaMuJoCoVecEnv(Reconstructible):
         if not self._started:
             raise _core.StateError("send() before reset(); expected reset() or async_reset() first")
         ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
-        g = self._global_actions(actions, len(ids))
-        self._core.pool.send(g, ids)
-        pending = getattr(self, "_pending", {})
-        for k, i in enumerate(ids.tolist()):
-            pending[i] = g[k]
-        self._pending = pending
+        if ids.ndim != 1:  # (len() of a 0-d array would raise its own TypeError)
+            raise TypeError(f"env_ids should be a 1-D sequence of ints in [0, {self.num_envs}), got "
+                            f"{env_ids!r:.100}")
+        pool = self._core.pool
+        self._apply(lambda x: pool.send(x, ids), actions, len(ids))
 
     def recv(self):
         """The first batch_size worlds to finish: (obs, rewards, terminations,
         truncations, infos, env_ids), rows in env_ids order."""
         self._check_open()
         pool = self._core.pool
-        ids = pool.recv().copy()
-        values = pool.recv_infos[:, 0, :]
-        pending = getattr(self, "_pending", {})
-        kinds = pool.recv_reset_kind
-        acts = np.zeros((len(ids), self._core.f.act_dim), dtype=np.float32)
-        for k, i in enumerate(ids.tolist()):
-            a = pending.pop(i, None)
-            if a is not None:
-                acts[k] = a
-        return (*self._results(values, values, acts, kinds, pool.recv_terminations, pool.recv_truncations,
+        ids = pool.recv()[0].copy()
+        return (*self._results(pool.recv_obs[:, 0, :], pool.recv_infos[:, 0, :], pool.recv_rewards,
+                               pool.recv_reset_kind, pool.recv_terminations, pool.recv_truncations,
                                pool.recv_elapsed_steps), ids)
 
     def close(self) -> None:

@@ -63,6 +63,15 @@ def model_info(robot: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return _model_info(robot, key)
 
 
+def _names(value: Any) -> bool:
+    """A list or tuple of str (category names)."""
+    return isinstance(value, (list, tuple)) and all(isinstance(c, str) for c in value)
+
+
+def _names_per_depth(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(_names(depth) for depth in value)
+
+
 def _check_categories(value: Any, what: str) -> None:
     for c in value:
         if c not in CATEGORIES:
@@ -105,6 +114,7 @@ def _custom_parts(graph: Graph, factorization: Any) -> tuple[list, list, list]:
 
     def joint(x: Any) -> Joint:
         label = x if isinstance(x, str) else getattr(x, "label", None)
+        label = str.__str__(label) if isinstance(label, str) else None  # (a str subclass's == is not trusted)
         if label in duplicated:
             raise ValueError(f"joint label {label!r} names several joints of this scenario; "
                              "use agent_conf for it")
@@ -113,21 +123,51 @@ def _custom_parts(graph: Graph, factorization: Any) -> tuple[list, list, list]:
                              f"{', '.join(sorted(by_label))}")
         return by_label[label]
 
-    def members(edge: Any):
-        return getattr(edge, "nodes", edge)
+    def joints(value: Any, what: str, kinds: tuple[type, ...] = (list, tuple)) -> tuple[Joint, ...]:
+        # A list or tuple (a str's characters are no joints; a generator would be used up).
+        value = getattr(value, "nodes", value)  # Farama's HyperEdge (its nodes: a set)
+        if isinstance(value, (str, bytes)) or not isinstance(value, kinds):
+            raise ValueError(f"agent_factorization's {what} should be a list of joint labels, got "
+                             f"{value!r:.200}")
+        return tuple(joint(x) for x in value)
 
-    parts = [tuple(joint(x) for x in part) for part in factorization["partition"]]
-    edges = [tuple(joint(x) for x in members(e)) for e in factorization.get("edges", graph.edges)]
-    globals_ = [joint(x) for x in factorization.get("globals", graph.globals)]
+    def groups(key: str, default: Any, kinds: tuple[type, ...] = (list, tuple)) -> list[Any]:
+        value = factorization.get(key, default)
+        if isinstance(value, (str, bytes)) or not isinstance(value, kinds):
+            raise ValueError(f"agent_factorization's {key!r} should be a list of lists of joint labels, got "
+                             f"{value!r:.200}")
+        return list(value)
+
+    parts = [joints(part, f"partition[{k}]") for k, part in enumerate(groups("partition", None))]
+    for k, part in enumerate(parts):
+        if not part:
+            raise ValueError(f"agent_factorization's partition[{k}] is empty; expected each agent to be "
+                             "given at least one joint")
+    edges = [joints(e, f"edges[{k}]", (list, tuple, set, frozenset))
+             for k, e in enumerate(groups("edges", graph.edges, (list, tuple, set, frozenset)))]
+    globals_ = list(joints(factorization.get("globals", graph.globals), "'globals'"))
     return parts, edges, globals_
+
+
+def exact_scenario(scenario: Any) -> str:
+    """``scenario`` as an exact str (a subclass's == and hash are not trusted),
+    or TypeError."""
+    if not isinstance(scenario, str):
+        raise TypeError(f"scenario should be a str, one of {', '.join(SCENARIOS)}; got {scenario!r:.100}")
+    return str.__str__(scenario)
 
 
 def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
             agent_factorization: dict | None, local_categories: Sequence[Sequence[str]] | None,
             global_categories: Sequence[str] | None, kwargs: dict[str, Any],
             xml_file: str | None = None) -> Factorization:
+    scenario = exact_scenario(scenario)
     if scenario not in ROBOTS:
         raise ValueError(f"unknown scenario {scenario!r}; allowed: {', '.join(SCENARIOS)}")
+    if agent_conf is not None:
+        if not isinstance(agent_conf, str):
+            raise TypeError(f"agent_conf should be None or a str (such as '2x3'), got {agent_conf!r:.100}")
+        agent_conf = str.__str__(agent_conf)
     if agent_obsk is not None:
         # An exact int (an int subclass's own comparisons are not trusted), then
         # compared as one.
@@ -165,18 +205,19 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
         depth_bound = None if obsk is None else min(obsk, sum(len(p) for p in parts) + len(edges) + 1)
         local_categories = default_local_categories(scenario, depth_bound)
     else:
-        if isinstance(local_categories, (str, bytes)) or any(isinstance(c, (str, bytes)) for c in local_categories):
+        if not _names_per_depth(local_categories):
             raise ValueError("local_categories should be a list of category names per depth, got "
-                             f"{local_categories!r}")
-        local_categories = [list(c) for c in local_categories]
+                             f"{local_categories!r:.200}")
+        local_categories = [[str.__str__(c) for c in depth] for depth in local_categories]
         for c in local_categories:
             _check_categories(c, "local_categories")
         if obsk is not None and len(local_categories) < obsk + 1:
             raise ValueError(f"local_categories should list the categories of each depth 0..{obsk} "
                              f"(agent_obsk={obsk}), got {len(local_categories)} depth(s)")
-    if isinstance(global_categories, (str, bytes)):  # its characters are not categories
-        raise ValueError(f"global_categories should be a list of category names, got {global_categories!r}")
-    global_categories = ("qpos", "qvel") if global_categories is None else tuple(global_categories)
+    if global_categories is not None and not _names(global_categories):  # (a str's characters are no categories)
+        raise ValueError(f"global_categories should be a list of category names, got {global_categories!r:.200}")
+    global_categories = ("qpos", "qvel") if global_categories is None else \
+        tuple(str.__str__(c) for c in global_categories)
     _check_categories(global_categories, "global_categories")
 
     plan = PlanBuilder(sizes)

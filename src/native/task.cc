@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "errors.h"
+#include "simulation_poll.h"
 #include "task_names.h"
 
 namespace joltgym {
@@ -31,7 +32,15 @@ bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
   if (Engine* engine = CurrentEngine()) return engine->Advance(model, data, frame_skip);
   const int before = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                      data->warning[mjWARN_BADQPOS].number;
-  for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
+  if (SimulationPoll::poll() == nullptr) {
+    for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
+  } else {  // a single world's step, on a thread that notices signals
+    auto next = SimulationPoll::FirstDue();
+    for (int i = 0; i < frame_skip; ++i) {
+      mj_step(model, data);
+      if (i + 1 < frame_skip && SimulationPoll::Due(&next)) return true;  // the world is mid-step
+    }
+  }
   mj_rnePostConstraint(model, data);
   const int after = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                     data->warning[mjWARN_BADQPOS].number;
@@ -172,9 +181,9 @@ namespace {
 
 // NumPy's pairwise summation of f(x[0]), ..., f(x[n-1]) in T: sequential
 // below eight values, eight interleaved accumulators up to 128, halves (cut
-// at a multiple of eight) beyond.
-template <typename T, typename F>
-T PairwiseSum(const T* x, int n, F f) {
+// at a multiple of eight) beyond. (X: the inputs' type, converted by f.)
+template <typename T, typename X, typename F>
+T PairwiseSum(const X* x, int n, F f) {
   if (n < 8) {
     T sum = 0;
     for (int i = 0; i < n; ++i) sum += f(x[i]);
@@ -193,7 +202,7 @@ T PairwiseSum(const T* x, int n, F f) {
   }
   int half = n / 2;
   half -= half % 8;
-  return PairwiseSum(x, half, f) + PairwiseSum(x + half, n - half, f);
+  return PairwiseSum<T>(x, half, f) + PairwiseSum<T>(x + half, n - half, f);
 }
 
 template <typename T>
@@ -209,13 +218,17 @@ T Same(T v) {
 }  // namespace
 
 double Float32ControlCost(double weight, const float* action, int count) {
-  return static_cast<double>(static_cast<float>(weight) * PairwiseSum(action, count, Square<float>));
+  return static_cast<double>(static_cast<float>(weight) * PairwiseSum<float>(action, count, Square<float>));
 }
 
-double NumpySum(const double* values, int count) { return PairwiseSum(values, count, Same<double>); }
+double NumpySum(const double* values, int count) { return PairwiseSum<double>(values, count, Same<double>); }
 
 double NumpySumSquares(const double* values, int count) {
-  return PairwiseSum(values, count, Square<double>);
+  return PairwiseSum<double>(values, count, Square<double>);
+}
+
+double NumpySumSquaresAsFloat64(const float* values, int count) {
+  return PairwiseSum<double>(values, count, [](float v) { return static_cast<double>(v) * v; });
 }
 
 double NumpyScalarSquare(double x) {

@@ -248,6 +248,8 @@ double Float32ControlCost(double weight, const float* action, int count);
 // Gymnasium computes them are equal to its own, not merely close.
 double NumpySum(const double* values, int count);
 double NumpySumSquares(const double* values, int count);
+// np.sum(np.square(values.astype(np.float64))) of a float32 array.
+double NumpySumSquaresAsFloat64(const float* values, int count);
 
 // np.linalg.norm(v) of a short float64 vector: sqrt(v.dot(v)), whose BLAS dot
 // accumulates with fused multiply-adds (v[0]*v[0], then fma(v[i], v[i], sum)).
@@ -260,6 +262,7 @@ double NumpyScalarSquare(double x);
 // Sets ctrl, runs `frame_skip` mj_step calls, then mj_rnePostConstraint so
 // that cacc / cfrc_int / cfrc_ext are current, exactly as Gymnasium's
 // MujocoEnv does. Returns false if MuJoCo warned about bad qpos/qvel/qacc.
+// Under a SimulationPoll (simulation_poll.h) it may stop early, mid-step.
 bool Simulate(const mjModel* model, mjData* data, int frame_skip);
 
 // Resolves an MJCF path the way Gymnasium does: absolute, "./"-relative and

@@ -202,10 +202,24 @@ struct ThreadPool::Crew {
     }
   }
 
-  void Collect(int* out, int count) {
+  // With `interrupt` (the caller's poll), returns false once it returns
+  // true, after rewinding done_head over the items taken: their slots
+  // cannot be reused meanwhile (no more than async_items are in flight, and
+  // these still are), so the next Collect reads them again.
+  bool Collect(int* out, int count, Poll interrupt = nullptr, void* interrupt_context = nullptr) {
     const std::uint64_t capacity = static_cast<std::uint64_t>(async_items);
     int got = 0;
     int spins = 0;
+    auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(kPollIntervalMs);
+    auto interrupted = [&] {
+      if (interrupt == nullptr || std::chrono::steady_clock::now() < due) return false;
+      if (interrupt(interrupt_context)) {
+        done_head -= static_cast<std::uint64_t>(got);
+        return true;
+      }
+      due = std::chrono::steady_clock::now() + std::chrono::milliseconds(kPollIntervalMs);
+      return false;
+    };
     while (got < count) {
       Done& slot = done[done_head % capacity];
       if (slot.seq.load(std::memory_order_acquire) == done_head + 1) {
@@ -218,11 +232,12 @@ struct ThreadPool::Crew {
       if (item >= 0) {  // help rather than wait
         async_fn(async_context, item);
         Publish(item);
+        if (interrupted()) return false;
         continue;
       }
       if (spins < kSpinIterations) {
         JOLTGYM_PAUSE();
-        ++spins;
+        if ((++spins & 63) == 0 && interrupted()) return false;
         continue;
       }
       if (spins < kSpinIterations + kYieldIterations) {
@@ -230,18 +245,26 @@ struct ThreadPool::Crew {
         // oversubscribed machine gets the core back, and stay runnable.
         std::this_thread::yield();
         ++spins;
+        if (interrupted()) return false;
         continue;
       }
       // Every remaining item is running on a worker: sleep until the next
-      // one in completion order is published.
+      // one in completion order is published (polling meanwhile, if asked).
       const std::uint64_t want = done_head + 1;
+      auto published = [&] { return slot.seq.load(std::memory_order_seq_cst) == want; };
       collector_waiting.store(true, std::memory_order_seq_cst);
       {
         std::unique_lock<std::mutex> lock(mutex);
-        done_wake.wait(lock, [&] { return slot.seq.load(std::memory_order_seq_cst) == want; });
+        if (interrupt == nullptr) {
+          done_wake.wait(lock, published);
+        } else {
+          done_wake.wait_for(lock, std::chrono::milliseconds(kPollIntervalMs), published);
+        }
       }
       collector_waiting.store(false, std::memory_order_seq_cst);
+      if (interrupted()) return false;
     }
+    return true;
   }
 
   void StopAndJoin() {
@@ -408,6 +431,12 @@ void ThreadPool::Collect(int* out, int count) {
   if (count <= 0) return;
   RestartIfForked();
   crew_->Collect(out, count);
+}
+
+bool ThreadPool::CollectOrInterrupt(int* out, int count) {
+  if (count <= 0) return true;
+  RestartIfForked();
+  return crew_->Collect(out, count, poll_, poll_context_);
 }
 
 bool ThreadPool::ParallelFor(int count, Fn fn, void* context) {

@@ -82,6 +82,11 @@ class ThreadPool {
   // calling thread meanwhile) and writes them to `out` in completion order.
   // The caller guarantees at least `count` items are in flight.
   void Collect(int* out, int count);
+  // The same, calling the interrupt poll (SetInterruptPoll) while it waits,
+  // at most every kPollIntervalMs; once the poll returns true it gives back
+  // what it had collected (the next Collect returns those items first, each
+  // still in flight) and returns false. Without a poll, Collect.
+  bool CollectOrInterrupt(int* out, int count);
 
   // Test hook: the next `count` worker-thread creations fail as if the
   // system refused them (std::system_error), then creation works again.

@@ -364,6 +364,11 @@ std::string NotSteppableMessage(const WorldPool& pool, const std::string& call) 
   const int i = pool.FirstNotSteppable();
   if (i < 0) return "";
   if (pool.lost(i)) return LostWorldMessage(call, i);
+  if (pool.world(i).interrupted()) {
+    return call + " called after world " + std::to_string(i) +
+           "'s step was interrupted half-way (a signal handler raised during it); expected "
+           "reset_all() or reset_one(" + std::to_string(i) + ") first";
+  }
   if (pool.world(i).failed()) {
     return call + " called after a MuJoCo error in world " + std::to_string(i) +
            "; expected reset_all() or reset_one(" + std::to_string(i) + ") first";

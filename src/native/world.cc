@@ -1,6 +1,7 @@
 #include "world.h"
 
 #include "errors.h"
+#include "simulation_poll.h"
 
 namespace joltgym {
 
@@ -49,6 +50,7 @@ void World::Reset(double* obs, double* info) {
   elapsed_steps_ = 0;
   last_step_unstable_ = false;
   failed_ = !ok;
+  interrupted_ = false;
   has_episode_ = ok;
 }
 
@@ -62,7 +64,8 @@ bool World::Step(const float* actions, double* obs, double* reward, bool* termin
   const EngineScope scope(engine_.get());
   const bool ok = GuardMujoco([&] { stable = task.Step(d, scratch, actions, out); }, &report_);
   const int n = task.num_agents();
-  if (!ok) {
+  interrupted_ = TakeSimulationInterrupted();
+  if (!ok || interrupted_) {
     failed_ = true;
     has_episode_ = false;
     last_step_unstable_ = false;

@@ -54,6 +54,9 @@ class World {
   // updated (its stack unbalanced), so only Reset() may follow, which clears
   // this if it succeeds.
   bool failed() const { return failed_; }
+  // True if the last Step() was interrupted half-way (a SimulationPoll
+  // stopped it, see simulation_poll.h); failed() is then true as well.
+  bool interrupted() const { return interrupted_; }
   // MuJoCo's warnings and error from this world's calls, until the owner
   // takes them (MujocoReport::Clear).
   MujocoReport& report() { return report_; }
@@ -80,6 +83,7 @@ class World {
   int elapsed_steps_ = 0;
   bool has_episode_ = false;
   bool failed_ = false;
+  bool interrupted_ = false;
   bool last_step_unstable_ = false;
   MujocoReport report_;
 };

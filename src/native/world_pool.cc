@@ -82,8 +82,8 @@ void WorldPool::SendReset() {
   threads_.SubmitDone(scratch_ids_.data(), num_envs());
 }
 
-void WorldPool::Recv(int* ids, int count, const PoolBuffers& batch) {
-  threads_.Collect(ids, count);
+bool WorldPool::Recv(int* ids, int count, const PoolBuffers& batch) {
+  if (!threads_.CollectOrInterrupt(ids, count)) return false;
   in_flight_count_ -= count;
   const int a = agent_stride_, o = obs_stride_, f = info_stride_;
   const bool f64 = buffers_.float64();
@@ -112,6 +112,7 @@ void WorldPool::Recv(int* ids, int count, const PoolBuffers& batch) {
     batch.unstable[k] = buffers_.unstable[i];
     batch.elapsed[k] = buffers_.elapsed[i];
   }
+  return true;
 }
 
 void WorldPool::Drain() {

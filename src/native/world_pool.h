@@ -72,7 +72,9 @@ class WorldPool {
   // Marks every world in flight and done as it is (after ResetAll): the next
   // Recv() calls return worlds 0, 1, ... with their reset observations.
   void SendReset();
-  void Recv(int* ids, int count, const PoolBuffers& batch);  // same layout as Bind's
+  // Same layout as Bind's. Returns false, having changed nothing, if the
+  // interrupt poll stopped the wait (ThreadPool::CollectOrInterrupt).
+  bool Recv(int* ids, int count, const PoolBuffers& batch);
   // Waits for every world in flight and drops its results (not its reports).
   void Drain();
   int in_flight() const { return in_flight_count_; }

@@ -97,6 +97,55 @@ inline bool PollSignals(const void* owner) {
 
 inline bool IsPolling(const void* owner) { return ThisThreadReleasedGil().polling == owner; }
 
+// PollSignals for a native call that keeps the GIL (a single world's step,
+// SimulationPoll's callback): on the main thread, runs the Python signal
+// handlers of any pending signal and keeps the exception one raised, which
+// RethrowIfRaised() raises once the call has stopped. IsPolling(owner) is
+// true while the handlers run, as with PollSignals.
+class HeldGilSignals {
+ public:
+  explicit HeldGilSignals(const void* owner)
+      : owner_(owner), main_thread_(PyThread_get_thread_ident() == MainThreadIdent()) {}
+  ~HeldGilSignals() {
+    Py_XDECREF(type_);
+    Py_XDECREF(value_);
+    Py_XDECREF(traceback_);
+  }
+  HeldGilSignals(const HeldGilSignals&) = delete;
+  HeldGilSignals& operator=(const HeldGilSignals&) = delete;
+
+  // The poll callback (context: this object); null off the main thread,
+  // where Python runs no signal handlers.
+  using Fn = bool (*)(void*);
+  Fn poll() const { return main_thread_ ? &HeldGilSignals::Poll : nullptr; }
+
+  void RethrowIfRaised() {
+    if (type_ == nullptr) return;
+    PyErr_Restore(type_, value_, traceback_);
+    type_ = value_ = traceback_ = nullptr;
+    throw pybind11::error_already_set();
+  }
+
+ private:
+  static bool Poll(void* context) {
+    auto* self = static_cast<HeldGilSignals*>(context);
+    if (self->type_ != nullptr) return true;
+    ReleasedGil& released = ThisThreadReleasedGil();
+    const void* outer = released.polling;
+    released.polling = self->owner_;
+    const bool raised = PyErr_CheckSignals() != 0;
+    released.polling = outer;
+    if (raised) PyErr_Fetch(&self->type_, &self->value_, &self->traceback_);
+    return raised;
+  }
+
+  const void* owner_;
+  bool main_thread_;
+  PyObject* type_ = nullptr;
+  PyObject* value_ = nullptr;
+  PyObject* traceback_ = nullptr;
+};
+
 // Runs fn() with the GIL released. fn must not touch Python objects; C++
 // exceptions it throws propagate once the GIL is held again, and so does the
 // exception of a signal handler that PollSignals ran meanwhile.

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../simulation_poll.h"
 #include "../world.h"
 #include "checks.h"
 #include "common.h"
 #include "diagnostics.h"
+#include "gil.h"
 #include "info_decoder.h"
 
 namespace joltgym::bindings {
@@ -49,6 +51,7 @@ class PyWorld {
   // reset(seed=None) continues the world's random stream once seeded; the
   // first reset without a seed draws one.
   void Reset(const py::object& seed, const py::object& options) {
+    RequireNotPolling();
     const bool reseed = !seed.is_none() || !seeded_;
     const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
     ApplyOptions(*task_, options, {world_->scratch()});
@@ -60,7 +63,23 @@ class PyWorld {
     RaiseReport(world_->report(), "reset()", "reset()");
   }
 
+  // A signal handler run by this world's own step (see Step) must not change
+  // the world under it.
+  void RequireNotPolling() const {
+    if (IsPolling(this)) {
+      throw StateError("this world was called from a signal handler that interrupted its own "
+                       "step(); expected the handler to leave it alone (raise, and use the world "
+                       "once the call has returned)");
+    }
+  }
+
   void RequireUsable(const char* call) const {
+    RequireNotPolling();
+    if (world_->interrupted()) {
+      throw StateError(std::string(call) +
+                       " called after a step that was interrupted half-way (a signal handler "
+                       "raised during it, leaving the world mid-step); expected reset() first");
+    }
     if (world_->failed()) {
       throw StateError(std::string(call) +
                        " called after a MuJoCo error in this world; expected reset() first");
@@ -75,8 +94,17 @@ class PyWorld {
     // Stepped from the world's own copy, checked as copied (see CopyFinite).
     auto checked = CheckFloatArray(actions, shape, what);
     CopyFinite(checked.data(), actions_.data(), actions_.size(), shape, what);
-    world_->Step(actions_.data(), obs_.mutable_data(), reward_.mutable_data(),
-                 terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
+    // A long step (frame_skip timesteps of a large model) notices signals
+    // (Ctrl-C, SIGALRM) with the GIL held, as Python code would: a handler
+    // that raises stops it half-way and leaves the world waiting for reset().
+    HeldGilSignals signals(this);
+    {
+      const SimulationPoll poll(signals.poll(), &signals);
+      world_->Step(actions_.data(), obs_.mutable_data(), reward_.mutable_data(),
+                   terminated_.mutable_data(), truncated_.mutable_data(), info_.mutable_data());
+    }
+    if (world_->interrupted()) world_->report().Clear();
+    signals.RethrowIfRaised();
     RaiseReport(world_->report(), "step()", "reset()");
   }
 
@@ -148,6 +176,7 @@ class PyWorld {
   }
 
   void SetRngState(const py::tuple& value) {
+    RequireNotPolling();
     if (value.size() != 2) throw py::value_error("rng_state should be a (state, inc) pair of ints");
     auto split = [](py::handle v, const char* name, std::uint64_t* high, std::uint64_t* low) {
       py::int_ i = py::reinterpret_borrow<py::object>(v);

@@ -99,12 +99,16 @@ ObservationPlan::ObservationPlan(std::vector<PlanEntry> entries, const mjModel* 
     }
     if (e.source == Source::kTenJ) {
       if (e.index < 0 || e.index >= m->ntendon || e.index2 < 0 || e.index2 >= m->nv) {
-        throw BadValue(where + ": ten_J entry (" + std::to_string(e.index) + ", " +
-                       std::to_string(e.index2) + ") outside [" + std::to_string(m->ntendon) +
-                       ", " + std::to_string(m->nv) + "]");
+        throw BadValue(where + ": ten_J entry (tendon " + std::to_string(e.index) + ", dof " +
+                       std::to_string(e.index2) + ") should be within the model's " +
+                       std::to_string(m->ntendon) + " tendons x " + std::to_string(m->nv) + " dofs");
       }
       if (e.op != Op::kCopy) throw BadValue(where + ": ten_J entries are copied only");
       continue;
+    }
+    if (e.op == Op::kClip && !(e.low <= e.high)) {  // (false for a NaN bound too)
+      throw BadValue(where + ": clip bounds should be numbers with low <= high, got [" +
+                     std::to_string(e.low) + ", " + std::to_string(e.high) + "]");
     }
     const int size = SourceSize(m, e.source);
     const bool second = e.op == Op::kDiff;
