@@ -52,7 +52,7 @@ def test_registry_says_which_tasks_run_on_jolt():
         assert "engine" not in TASKS[name].defaults()
 
 
-@pytest.mark.parametrize("task", MUJOCO_ONLY[:3] + ["ant", "humanoid", "sumo"])
+@pytest.mark.parametrize("task", MUJOCO_ONLY)
 def test_tasks_without_jolt_refuse_it_by_name(task):
     kind = _core.MultiAgentEnv if TASKS[task].is_game else _core.SingleAgentCore
     with pytest.raises(ValueError, match=rf"task '{task}' does not run on engine 'jolt'.*'half_cheetah'"):

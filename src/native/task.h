@@ -298,7 +298,9 @@ struct TaskInfo {
 // A task that also runs on Jolt: adds the `engine` keyword ("mujoco", the
 // default, or "jolt") to its parameters; its factory builds the engine model.
 // Only for tasks whose code reads what a Jolt world's mjData mirror holds
-// (qpos, qvel, body poses and centre-of-mass quantities; not contact forces).
+// (qpos, qvel, body poses, centre-of-mass quantities, actuator forces, and
+// contact forces cfrc_ext in models whose roots are all free; not
+// qfrc_constraint, qacc or fluids).
 TaskInfo RunsOnJolt(TaskInfo info);
 
 // For a task without the `engine` keyword (MuJoCo only): accepts "mujoco",

@@ -230,8 +230,8 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent", Spec(),
-                                                     kDoc, /*max_cycles=*/500));
+const TaskRegistration kRegistration(RunsOnJolt(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent",
+                                                                Spec(), kDoc, /*max_cycles=*/500)));
 
 }  // namespace
 }  // namespace joltgym
