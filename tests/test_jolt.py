@@ -456,3 +456,29 @@ def test_humanoid_on_jolt_holds_its_joints_together():
     for j in range(1, m.njnt):
         low, high = m.jnt_range[j]
         assert low - 0.2 < qpos[m.jnt_qposadr[j]] < high + 0.2, (j, qpos[m.jnt_qposadr[j]], (low, high))
+
+
+@pytest.mark.parametrize("task, tolerance", [("humanoid", 0.1), ("ant", 0.2)])
+def test_one_step_in_the_air_moves_the_joints_as_mujoco_does(task, tolerance):
+    """MuJoCo as the oracle of the joints' dynamics: from the same state high
+    above the floor (no contact), one step of the same random action gives
+    the same velocities up to Jolt's iterative solver. It pins the
+    multi-hinge joints' axes, the actuators' generalized forces, armature,
+    damping, springs and the soft limits (Humanoid's knees start 2 degrees
+    past theirs); a wrong axis or a torque on the wrong coordinate is off by
+    far more. Measured: 6 % for Humanoid, 13 % for Ant, whose armature (a
+    hundred times a leg's inertia) converges slowest."""
+    velocities = {}
+    for engine in ("mujoco", "jolt"):
+        env = _core.SingleAgentCore(task, engine=engine, terminate_when_unhealthy=False, reset_noise_scale=0.0)
+        env.reset(seed=0)
+        qpos, qvel = env.get_state()
+        qpos[2] += 3.0
+        if task == "ant":  # ankles inside their ranges (qpos0 is outside)
+            qpos[7:] = [0, 0.7, 0, -0.7, 0, -0.7, 0, 0.7]
+        env.set_state(qpos, np.zeros_like(qvel))
+        action = np.random.default_rng(0).uniform(env.action_low, env.action_high).astype(np.float32)
+        env.step(action)
+        velocities[engine] = env.get_state()[1]
+    error = np.linalg.norm(velocities["jolt"] - velocities["mujoco"]) / np.linalg.norm(velocities["mujoco"])
+    assert error < tolerance, (error, velocities)

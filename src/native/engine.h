@@ -47,6 +47,12 @@ struct EngineOptions {
   int position_iterations = 2;   // Jolt's position solver iterations
 };
 
+// The Ant's defaults: its armature (1, about a hundred times a leg's own
+// inertia) couples light links through stiff joint rows, which Jolt's
+// iterative solver needs more velocity iterations to resolve (they cost
+// little next to collision detection; docs/guides/jolt.md has the figures).
+inline constexpr EngineOptions kAntJoltOptions{1, 40, 2};
+
 // The engines a task may name, as spelled by the `engine` keyword.
 inline const char* const kMujocoEngine = "mujoco";
 inline const char* const kJoltEngine = "jolt";

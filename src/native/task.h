@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine.h"
 #include "model.h"
 #include "params.h"
 #include "rng.h"
@@ -301,7 +302,9 @@ struct TaskInfo {
 // (qpos, qvel, body poses, centre-of-mass quantities, actuator forces, and
 // contact forces cfrc_ext in models whose roots are all free; not
 // qfrc_constraint, qacc or fluids).
-TaskInfo RunsOnJolt(TaskInfo info);
+// `defaults`: the task's default Jolt solver settings (the keywords'
+// defaults; docs/guides/jolt.md justifies them per robot).
+TaskInfo RunsOnJolt(TaskInfo info, const EngineOptions& defaults = {});
 
 // For a task without the `engine` keyword (MuJoCo only): accepts "mujoco",
 // throws BadValue naming the tasks that run on `engine` otherwise.

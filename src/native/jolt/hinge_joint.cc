@@ -4,6 +4,7 @@
 #include <Jolt/Physics/StateRecorder.h>
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -142,11 +143,43 @@ void HingeJoint::UpdateAngles(Axes& axes) {
   axes.residual = ToVec(residual);
 }
 
+double HingeJoint::Impedance(const double* solimp, double violation) {
+  // MuJoCo's impedance d(r): from d0 at r = 0 to dmax at r >= width along
+  // a two-piece power curve with its midpoint at `mid`.
+  const double d0 = std::clamp(solimp[0], 1e-4, 0.9999), dmax = std::clamp(solimp[1], 1e-4, 0.9999);
+  const double width = solimp[2], mid = std::clamp(solimp[3], 1e-4, 1.0 - 1e-4), power = std::max(solimp[4], 1.0);
+  if (width <= 1e-10 || violation >= width) return dmax;
+  const double x = violation / width;
+  double y;
+  if (power == 1.0) {
+    y = x;
+  } else if (x <= mid) {
+    y = std::pow(x, power) / std::pow(mid, power - 1.0);
+  } else {
+    y = 1.0 - std::pow(1.0 - x, power) / std::pow(1.0 - mid, power - 1.0);
+  }
+  return d0 + y * (dmax - d0);
+}
+
 double HingeJoint::InverseInertiaAlong(JPH::Vec3Arg axis) const {
+  // Each body turning about the anchor (its inertia there: about its centre
+  // of mass plus m (|r|^2 - r r^T)), as a joint's own coordinate sees it.
   double inverse = 0.0;
-  for (const JPH::Body* body : {mBody1, mBody2}) {
+  const JPH::Body* bodies[2] = {mBody1, mBody2};
+  const JPH::Vec3 arms[2] = {r1_, r2_};
+  for (int i = 0; i < 2; ++i) {
+    const JPH::Body* body = bodies[i];
     if (!body->IsDynamic()) continue;
-    inverse += axis.Dot(body->GetMotionProperties()->MultiplyWorldSpaceInverseInertiaByVector(body->GetRotation(), axis));
+    const JPH::MotionProperties* mp = body->GetMotionProperties();
+    if (mp->GetInverseMass() <= 0.0f) continue;
+    JPH::Mat44 inertia =
+        mp->GetInverseInertiaForRotation(JPH::Mat44::sRotation(body->GetRotation())).Inversed3x3();
+    const float mass = 1.0f / mp->GetInverseMass();
+    const JPH::Vec3 r = arms[i];
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) inertia(a, b) += mass * ((a == b ? r.LengthSq() : 0.0f) - r[a] * r[b]);
+    }
+    inverse += axis.Dot(inertia.Inversed3x3().Multiply3x3(axis));
   }
   return inverse;
 }
@@ -194,21 +227,42 @@ void HingeJoint::SetupVelocityConstraint(float dt) {
       const bool low = angle <= h.low;
       limit_min_[k] = low ? 0.0f : -FLT_MAX;
       limit_max_[k] = low ? FLT_MAX : 0.0f;
-      const double error = (angle - (low ? h.low : h.high)) / scale;
-      if (h.limit_spring.mFrequency > 0) {
-        // MuJoCo's solreflimit sets the limit's natural frequency and damping
-        // ratio for the joint's whole inertia, armature included (its
-        // constraint mass is from M, which holds the armature): the spring
-        // is scaled by the bodies' inertia on the row plus the armature's.
-        const double inverse = InverseInertiaAlong(axis);
-        const double mass = (inverse > 0 ? 1.0 / inverse : 0.0) + h.armature * scale * scale;
-        const double omega = 2.0 * mjPI * h.limit_spring.mFrequency;
-        limit_[k].CalculateConstraintPropertiesWithStiffnessAndDamping(
-            dt, *mBody1, *mBody2, axis, 0.0f, static_cast<float>(error), static_cast<float>(mass * omega * omega),
-            static_cast<float>(2.0 * mass * h.limit_spring.mDamping * omega));
+      const double violation = angle - (low ? h.low : h.high);
+      // MuJoCo's soft constraint (its constraint model, "solver
+      // parameters"): the joint's acceleration is (1 - d) of the
+      // unconstrained one plus d of the reference a_ref = -b dq - k r, with
+      // d the impedance of the violation r (solimp), b and k from solref.
+      // In velocity form over a step, on this row (u = dq / |b_k|):
+      //   u_new - u_ref / |b_k| + (1 - d) / d * A * lambda = 0,
+      // u_ref the rate a_ref leads to in dt, taken implicitly (b dt is about
+      // 1 at MuJoCo's default solref and timesteps: an explicit step would
+      // reverse the joint where MuJoCo's RK4 slows it),
+      // A the row's inverse inertia (the two bodies turning about the
+      // anchor, plus the armature, as M holds it). That is a Jolt soft row
+      // of softness (1 - d) / d * A and bias -u_ref / |b_k|:
+      // SpringPart's stiffness 1 / (dt^2 softness) without damping gives
+      // that softness, and the bias goes in directly.
+      const double inverse = InverseInertiaAlong(axis);
+      const double mass = (inverse > 0 ? 1.0 / inverse : 0.0) + h.armature * scale * scale;
+      const double impedance = Impedance(h.solimp, std::abs(violation));
+      const double dmax = std::clamp(h.solimp[1], 1e-4, 0.9999);
+      double stiffness_ref, damping_ref;
+      if (h.solref[0] > 0) {
+        const double timeconst = std::max(h.solref[0], 2.0 * h.timestep);
+        stiffness_ref = impedance / (dmax * dmax * timeconst * timeconst * h.solref[1] * h.solref[1]);
+        damping_ref = 2.0 / (dmax * timeconst);
       } else {
-        limit_[k].CalculateConstraintProperties(*mBody1, *mBody2, axis);
+        stiffness_ref = -h.solref[0] / (dmax * dmax);
+        damping_ref = -h.solref[1] / dmax;
       }
+      const double rate = scale * axis.Dot(relative);
+      const double reference = (rate - dt * stiffness_ref * violation) /
+                               (1.0 + dt * damping_ref + static_cast<double>(dt) * dt * stiffness_ref);
+      const double bias = -reference / scale;
+      const double softness = (1.0 - impedance) / impedance / std::max(mass, 1e-12);
+      limit_[k].CalculateConstraintPropertiesWithStiffnessAndDamping(
+          dt, *mBody1, *mBody2, axis, static_cast<float>(bias), 0.0f,
+          static_cast<float>(1.0 / (static_cast<double>(dt) * dt * softness)), 0.0f);
     } else {
       limit_[k].Deactivate();
     }
@@ -317,17 +371,7 @@ bool HingeJoint::SolvePositionConstraint(float, float baumgarte) {
     part.CalculateConstraintProperties(*mBody1, *mBody2, axes.lock[i]);
     applied |= part.SolvePositionConstraint(*mBody1, *mBody2, axes.residual.Dot(axes.lock[i]), baumgarte);
   }
-  // Hard limits (no solreflimit spring) are also held in position.
-  for (int k = 0; k < settings_.count && axes.regular; ++k) {
-    const HingeParams& h = settings_.hinges[k];
-    if (!h.limited || h.limit_spring.HasStiffness()) continue;
-    const double angle = angles_[k];
-    if (angle > h.low && angle < h.high) continue;
-    const double error = (angle - (angle <= h.low ? h.low : h.high)) / axes.scale[k];
-    JPH::AngleConstraintPart part;
-    part.CalculateConstraintProperties(*mBody1, *mBody2, axes.dual[k]);
-    applied |= part.SolvePositionConstraint(*mBody1, *mBody2, static_cast<float>(error), baumgarte);
-  }
+  // (The limits are soft, as MuJoCo's: held in velocity only.)
   return applied;
 }
 

@@ -38,7 +38,12 @@ struct HingeParams {
   double axis[3] = {0, 0, 1};  // unit axis in the child body's frame
   bool limited = false;
   double low = 0.0, high = 0.0;  // range relative to qpos0
-  JPH::SpringSettings limit_spring;  // MuJoCo's solreflimit as a frequency and damping ratio
+  // MuJoCo's soft limit: solreflimit (timeconst, dampratio; or, negative,
+  // -stiffness, -damping), solimplimit (d0, dmax, width, midpoint, power),
+  // and the model's timestep (solref's time constant is at least 2 of them).
+  double solref[2] = {0.02, 1.0};
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};
+  double timestep = 0.002;
   double stiffness = 0.0;      // joint stiffness, about spring_target
   double spring_target = 0.0;  // springref - qpos0
   double damping = 0.0;
@@ -99,8 +104,11 @@ class HingeJoint final : public JPH::TwoBodyConstraint {
   };
   // Solves for the angles of the current rotations, from angles_.
   void UpdateAngles(Axes& axes);
-  // axis . (I1^-1 + I2^-1) axis of the two bodies (world frame).
+  // axis . (I1^-1 + I2^-1) axis of the two bodies turning about the anchor
+  // (world frame).
   double InverseInertiaAlong(JPH::Vec3Arg axis) const;
+  // MuJoCo's constraint impedance of a violation (solimp).
+  static double Impedance(const double* solimp, double violation);
 
   HingeJointSettings settings_;
   JPH::Vec3 local_anchor1_, local_anchor2_;  // from each body's centre of mass

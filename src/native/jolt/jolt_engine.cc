@@ -267,11 +267,10 @@ struct JointPlan {
       h.limited = m->jnt_limited[j];
       h.low = m->jnt_range[2 * j] - q0;
       h.high = m->jnt_range[2 * j + 1] - q0;
-      const double timeconst = m->jnt_solref[mjNREF * j], dampratio = m->jnt_solref[mjNREF * j + 1];
-      if (timeconst > 0 && dampratio > 0) {
-        h.limit_spring.mFrequency = static_cast<float>(1.0 / (2.0 * mjPI * timeconst));
-        h.limit_spring.mDamping = static_cast<float>(dampratio);
-      }
+      h.solref[0] = m->jnt_solref[mjNREF * j];
+      h.solref[1] = m->jnt_solref[mjNREF * j + 1];
+      for (int i = 0; i < 5; ++i) h.solimp[i] = m->jnt_solimp[mjNIMP * j + i];
+      h.timestep = m->opt.timestep;
       h.stiffness = m->jnt_stiffness[j];
       h.spring_target = m->qpos_spring[m->jnt_qposadr[j]] - q0;
       h.damping = m->dof_damping[m->jnt_dofadr[j]];

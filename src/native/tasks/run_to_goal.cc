@@ -231,7 +231,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent",
-                                                                Spec(), kDoc, /*max_cycles=*/500)));
+                                                                Spec(), kDoc, /*max_cycles=*/500),
+                                                     kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym
