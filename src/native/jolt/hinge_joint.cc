@@ -433,6 +433,11 @@ void HingeJoint::ReadAngles(double* angles, double* rates) {
   }
 }
 
+void HingeJoint::LimitImpulses(double* out) const {
+  // A row impulse lambda along the unit dual axis is lambda / |b_k| on q_k.
+  for (int k = 0; k < settings_.count; ++k) out[k] = limit_[k].GetTotalLambda() / axes_.scale[k];
+}
+
 void HingeJoint::LastImpulses(JPH::Vec3& child_linear, JPH::Vec3& child_angular, JPH::Vec3& parent_linear,
                               JPH::Vec3& parent_angular) const {
   const JPH::Vec3 point = point_.GetTotalLambda();

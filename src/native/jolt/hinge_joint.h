@@ -87,6 +87,8 @@ class HingeJoint final : public JPH::TwoBodyConstraint {
   void ReadAngles(double* angles, double* rates);
   // Generalized forces (actuator torques) on each hinge for the next step.
   void SetForces(const double* forces);
+  // Each hinge's limit impulse in the last step, as a generalized impulse.
+  void LimitImpulses(double* out) const;
   // The impulse this constraint applied in the last step: on the child
   // (linear; angular about its centre of mass) and on the parent (the same,
   // about the parent's centre of mass), in the world frame.

@@ -238,6 +238,7 @@ struct HingePlan {
 // and damper.
 struct SliderPlan {
   int body;
+  int dof;  // the slide's dof (qfrc_constraint)
   JPH::SliderConstraintSettings settings;
 };
 
@@ -265,8 +266,10 @@ struct JointPlan {
       mju_normalize3(h.axis);
       const double q0 = m->qpos0[m->jnt_qposadr[j]];
       h.limited = m->jnt_limited[j];
-      h.low = m->jnt_range[2 * j] - q0;
-      h.high = m->jnt_range[2 * j + 1] - q0;
+      // MuJoCo's limit constraint holds the joint `margin` inside its range.
+      const double margin = std::clamp(m->jnt_margin[j], 0.0, 0.5 * (m->jnt_range[2 * j + 1] - m->jnt_range[2 * j]));
+      h.low = m->jnt_range[2 * j] + margin - q0;
+      h.high = m->jnt_range[2 * j + 1] - margin - q0;
       h.solref[0] = m->jnt_solref[mjNREF * j];
       h.solref[1] = m->jnt_solref[mjNREF * j + 1];
       for (int i = 0; i < 5; ++i) h.solimp[i] = m->jnt_solimp[mjNIMP * j + i];
@@ -280,6 +283,14 @@ struct JointPlan {
   int body, parent;  // MuJoCo body and the parent's Jolt body (0: the world)
   int first_joint;
   HingeJointSettings settings;
+};
+
+// One body's fluid forces (MuJoCo's inertia-box model).
+struct FluidPlan {
+  int plan;        // its Jolt body (index into JoltModel::bodies)
+  double box[3];   // the inertia box's sides
+  double com[3];   // its centre of mass in the Jolt body's frame
+  double frame[4]; // its inertia frame in the Jolt body's frame
 };
 
 class JoltModel;
@@ -296,6 +307,8 @@ class JoltEngine final : public Engine {
   // Contact forces: each body's momentum before a Jolt update, and after it
   // the impulse its contacts gave it (what gravity and its joints did not).
   void RecordMomentaBefore();
+  // MuJoCo's inertia-box fluid forces, for the next Jolt update.
+  void ApplyFluidForces(const mjModel* m);
   void AccumulateContactImpulses(float h);
   void WriteContactForces(const mjModel* m, mjData* d, double duration);
 
@@ -317,6 +330,9 @@ class JoltEngine final : public Engine {
   };
   std::vector<Momentum> before_;
   std::vector<double> contact_impulse_;  // 6 per body: angular about the world origin, linear
+  std::vector<double> applied_;          // 6 per body: the fluid's force this update, the same way
+  std::vector<double> limit_impulse_;    // per dof: joint-limit impulses over the step (qfrc_constraint)
+  void AccumulateLimitImpulses(const mjModel* m);
   JPH::StateRecorderImpl snapshot_;
 };
 
@@ -342,6 +358,7 @@ class JoltModel final : public EngineModel {
   std::vector<JointPlan> joints_plans;
   std::vector<ActuatorPlan> actuators;
   bool contact_forces = false;  // cfrc_ext measured (every root free)
+  std::vector<FluidPlan> fluids;
   // Per MuJoCo body: the body whose Jolt body holds it (body_weldid) and
   // its pose in that body's frame.
   std::vector<int> weld_root;
@@ -399,8 +416,11 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
   auto refuse = [&](const std::string& why) {
     throw BadValue("engine='jolt' (task '" + task + "'): " + why);
   };
-  if (m->opt.viscosity > 0 || m->opt.density > 0) {
-    refuse("the model has a fluid (option viscosity/density); the Jolt world has no fluid forces");
+  for (int g = 0; g < m->ngeom; ++g) {
+    if ((m->opt.viscosity > 0 || m->opt.density > 0) && m->geom_fluid[mjNFLUID * g] > 0) {
+      refuse("geom #" + std::to_string(g) +
+             " uses MuJoCo's ellipsoid fluid model (fluidshape); the Jolt engine has the inertia-box one");
+    }
   }
   // Reference poses: every joint at qpos0 (where Jolt's hinge angles are 0).
   std::unique_ptr<mjData, void (*)(mjData*)> data(mj_makeData(m), mj_deleteData);
@@ -476,7 +496,9 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
       plan.friction = std::max(plan.friction, static_cast<float>(m->geom_friction[3 * g]));
     }
     if (parts.empty()) {
-      refuse("body " + BodyName(m, b) + " has no colliding geom; not supported yet");
+      // No colliding geom (Swimmer's links): a small sphere, which the
+      // contact filter never lets touch anything (no geom pair allows it).
+      parts.push_back(new JPH::SphereShape(0.01f));
     }
     JPH::RefConst<JPH::Shape> shape;
     if (parts.size() == 1) {
@@ -564,14 +586,17 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
           }
           const double damping = m->dof_damping[m->jnt_dofadr[j]];
           const bool sprung = damping > 0 || m->jnt_stiffness[j] > 0;
-          if (type == mjJNT_HINGE && (m->jnt_limited[j] || sprung || m->dof_armature[m->jnt_dofadr[j]] > 0)) {
+          // (A root hinge's armature is in the root's inertia, above: the
+          // root's rotation about the axis is the hinge's rate.)
+          if (type == mjJNT_HINGE && (m->jnt_limited[j] || sprung)) {
             const char* name = mj_id2name(m, mjOBJ_JOINT, j);
-                  refuse(std::string("root hinge '") + (name ? name : "?") +
-                   "' has a range, damping, stiffness or armature; not supported yet on a root");
+            refuse(std::string("root hinge '") + (name ? name : "?") +
+                   "' has a range, damping or stiffness; not supported yet on a root");
           }
           if (type == mjJNT_SLIDE && (m->jnt_limited[j] || sprung)) {
             SliderPlan slider;
             slider.body = b;
+            slider.dof = m->jnt_dofadr[j];
             JPH::SliderConstraintSettings& s = slider.settings;
             s.mSpace = JPH::EConstraintSpace::WorldSpace;
             s.mAutoDetectPoint = false;
@@ -581,8 +606,11 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
             s.mNormalAxis1 = s.mNormalAxis2 = along.GetNormalizedPerpendicular();
             const double q0 = m->qpos0[m->jnt_qposadr[j]];
             if (m->jnt_limited[j]) {
-              s.mLimitsMin = static_cast<float>(std::min(m->jnt_range[2 * j] - q0, 0.0));
-              s.mLimitsMax = static_cast<float>(std::max(m->jnt_range[2 * j + 1] - q0, 0.0));
+              // MuJoCo's limit constraint holds the joint `margin` inside its range.
+              const double margin =
+                  std::clamp(m->jnt_margin[j], 0.0, 0.5 * (m->jnt_range[2 * j + 1] - m->jnt_range[2 * j]));
+              s.mLimitsMin = static_cast<float>(std::min(m->jnt_range[2 * j] + margin - q0, 0.0));
+              s.mLimitsMax = static_cast<float>(std::max(m->jnt_range[2 * j + 1] - margin - q0, 0.0));
               const double timeconst = m->jnt_solref[mjNREF * j], dampratio = m->jnt_solref[mjNREF * j + 1];
               if (timeconst > 0 && dampratio > 0) {
                 s.mLimitsSpringSettings.mFrequency = static_cast<float>(1.0 / (2.0 * mjPI * timeconst));
@@ -719,6 +747,25 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
     }
     actuators.push_back(plan);
   }
+  // MuJoCo's inertia-box fluid model (option density, viscosity, wind) per
+  // body: the box of the body's inertia, in its inertia frame.
+  if (m->opt.viscosity > 0 || m->opt.density > 0) {
+    for (int b = 1; b < m->nbody; ++b) {
+      const int root = m->body_weldid[b];
+      if (m->body_mass[b] < mjMINVAL || body_plan[root] < 0) continue;
+      FluidPlan fluid;
+      fluid.plan = body_plan[root];
+      const mjtNum* inertia = m->body_inertia + 3 * b;
+      for (int k = 0; k < 3; ++k) {
+        const double sum = inertia[(k + 1) % 3] + inertia[(k + 2) % 3] - inertia[k];
+        fluid.box[k] = std::sqrt(std::max(mjMINVAL, sum) / m->body_mass[b] * 6.0);
+      }
+      mju_rotVecQuat(fluid.com, m->body_ipos + 3 * b, weld_quat.data() + 4 * b);
+      mju_addTo3(fluid.com, weld_pos.data() + 3 * b);
+      mju_mulQuat(fluid.frame, weld_quat.data() + 4 * b, m->body_iquat + 4 * b);
+      fluids.push_back(fluid);
+    }
+  }
   settings.mNumVelocitySteps = static_cast<JPH::uint>(options.velocity_iterations);
   settings.mNumPositionSteps = static_cast<JPH::uint>(options.position_iterations);
   substeps = options.substeps;
@@ -801,6 +848,8 @@ JoltEngine::JoltEngine(const JoltModel& model)
   joint_forces_.assign(kMaxHinges * joints_.size(), 0.0);
   before_.resize(model.bodies.size());
   contact_impulse_.assign(6 * model.bodies.size(), 0.0);
+  applied_.assign(6 * model.bodies.size(), 0.0);
+  limit_impulse_.assign(m->nv, 0.0);
   system_.OptimizeBroadPhase();
   system_.SaveState(snapshot_);
 }
@@ -828,9 +877,11 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
     }
     joints_[i]->SetAngles(angles);
   }
-  // The state has no contact forces yet (MuJoCo's mj_forward leaves
-  // cfrc_ext to mj_rnePostConstraint).
+  // The state has no contact or limit forces yet (MuJoCo's mj_forward
+  // leaves cfrc_ext to mj_rnePostConstraint; its qfrc_constraint is that of
+  // the state's own constraints, which this engine has not solved).
   mju_zero(d->cfrc_ext, 6 * m->nbody);
+  mju_zero(d->qfrc_constraint, m->nv);
 }
 
 bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
@@ -842,6 +893,7 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   const int steps = frame_skip * model_.substeps;
   const double h = m->opt.timestep / model_.substeps;
   if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
+  std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
   for (int step = 0; step < steps; ++step) {
     std::fill(joint_forces_.begin(), joint_forces_.end(), 0.0);
     for (const ActuatorPlan& a : model_.actuators) {
@@ -882,13 +934,19 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
                                               (plan.stiffness + rotor)));
     }
     for (std::size_t i = 0; i < joints_.size(); ++i) joints_[i]->SetForces(joint_forces_.data() + kMaxHinges * i);
+    if (!model_.fluids.empty()) ApplyFluidForces(m);
     if (model_.contact_forces) RecordMomentaBefore();
     system_.Update(static_cast<float>(h), 1, &temp_, &jobs_);
     if (model_.contact_forces) AccumulateContactImpulses(static_cast<float>(h));
+    AccumulateLimitImpulses(m);
   }
   d->time += frame_skip * m->opt.timestep;
   ReadBack(m, d);
   if (model_.contact_forces) WriteContactForces(m, d, frame_skip * m->opt.timestep);
+  // qfrc_constraint: the joint limits' generalized forces, the mean over the
+  // step (contacts' are not mapped to the dofs).
+  const double duration = frame_skip * m->opt.timestep;
+  for (int i = 0; i < m->nv; ++i) d->qfrc_constraint[i] = limit_impulse_[i] / duration;
   for (int i = 0; i < m->nv; ++i) {
     if (!std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > 1e6) return false;
   }
@@ -1005,6 +1063,72 @@ void AddImpulse(double* out, JPH::RVec3Arg com, JPH::Vec3Arg linear, JPH::Vec3Ar
   }
 }
 
+// MuJoCo's inertia-box fluid model (its "Fluid forces": viscous drag of
+// the sphere of the box's mean side, and quadratic drag of the box's faces),
+// from each body's velocity at its centre of mass in its inertia frame
+// relative to the wind; applied at the centre of mass.
+void JoltEngine::ApplyFluidForces(const mjModel* m) {
+  JPH::BodyLockInterfaceNoLock& locks =
+      const_cast<JPH::BodyLockInterfaceNoLock&>(system_.GetBodyLockInterfaceNoLock());
+  const double density = m->opt.density, viscosity = m->opt.viscosity;
+  std::fill(applied_.begin(), applied_.end(), 0.0);
+  for (const FluidPlan& f : model_.fluids) {
+    JPH::Body* body = locks.TryGetBody(body_of_[model_.bodies[f.plan].mj_body]);
+    const JPH::RVec3 origin = body->GetPosition();
+    const JPH::Quat q = body->GetRotation();
+    mjtNum rotation[4] = {q.GetW(), q.GetX(), q.GetY(), q.GetZ()}, frame[4], inverse[4], com[3];
+    mju_normalize4(rotation);
+    mju_mulQuat(frame, rotation, f.frame);
+    mju_negQuat(inverse, frame);
+    mju_rotVecQuat(com, f.com, rotation);
+    com[0] += origin.GetX(), com[1] += origin.GetY(), com[2] += origin.GetZ();
+    const JPH::Vec3 w = body->GetAngularVelocity();
+    const JPH::Vec3 v = body->GetPointVelocity(JPH::RVec3(static_cast<float>(com[0]), static_cast<float>(com[1]),
+                                                          static_cast<float>(com[2])));
+    const mjtNum omega[3] = {w.GetX(), w.GetY(), w.GetZ()};
+    const mjtNum velocity[3] = {v.GetX() - m->opt.wind[0], v.GetY() - m->opt.wind[1], v.GetZ() - m->opt.wind[2]};
+    mjtNum lw[3], lv[3], torque[3] = {0, 0, 0}, force[3] = {0, 0, 0};
+    mju_rotVecQuat(lw, omega, inverse);
+    mju_rotVecQuat(lv, velocity, inverse);
+    const double* box = f.box;
+    if (viscosity > 0) {
+      const double diameter = (box[0] + box[1] + box[2]) / 3.0;
+      for (int k = 0; k < 3; ++k) {
+        torque[k] = -mjPI * diameter * diameter * diameter * viscosity * lw[k];
+        force[k] = -3.0 * mjPI * diameter * viscosity * lv[k];
+      }
+    }
+    if (density > 0) {
+      for (int k = 0; k < 3; ++k) {
+        const double a = box[(k + 1) % 3], b = box[(k + 2) % 3];
+        force[k] -= 0.5 * density * a * b * std::abs(lv[k]) * lv[k];
+        torque[k] -= density * box[k] * (a * a * a * a + b * b * b * b) * std::abs(lw[k]) * lw[k] / 64.0;
+      }
+    }
+    mjtNum world_force[3], world_torque[3];
+    mju_rotVecQuat(world_force, force, frame);
+    mju_rotVecQuat(world_torque, torque, frame);
+    body->AddForce(V(world_force), JPH::RVec3(V(com)));
+    body->AddTorque(V(world_torque));
+    AddImpulse(applied_.data() + 6 * f.plan, JPH::RVec3(V(com)), V(world_force), V(world_torque), 1.0);
+  }
+}
+
+void JoltEngine::AccumulateLimitImpulses(const mjModel* m) {
+  for (std::size_t i = 0; i < sliders_.size(); ++i) {
+    limit_impulse_[model_.sliders[i].dof] += sliders_[i]->GetTotalLambdaPositionLimits();
+  }
+  for (std::size_t i = 0; i < hinges_.size(); ++i) {
+    limit_impulse_[m->jnt_dofadr[model_.hinges[i].joint]] += hinges_[i]->GetTotalLambdaRotationLimits();
+  }
+  for (std::size_t i = 0; i < joints_.size(); ++i) {
+    double impulses[kMaxHinges];
+    joints_[i]->LimitImpulses(impulses);
+    const int first = model_.joints_plans[i].first_joint;
+    for (int k = 0; k < joints_[i]->count(); ++k) limit_impulse_[m->jnt_dofadr[first + k]] += impulses[k];
+  }
+}
+
 void JoltEngine::RecordMomentaBefore() {
   const JPH::BodyLockInterfaceNoLock& locks = system_.GetBodyLockInterfaceNoLock();
   for (std::size_t i = 0; i < model_.bodies.size(); ++i) {
@@ -1030,6 +1154,7 @@ void JoltEngine::AccumulateContactImpulses(float h) {
     const JPH::Vec3 dw = b.rotation.Conjugated() * (body->GetAngularVelocity() - b.angular_velocity);
     const JPH::Vec3 angular = b.rotation * plan.inertia.Multiply3x3(dw);
     AddImpulse(contact_impulse_.data() + 6 * i, b.com, linear, angular, 1.0);
+    for (int k = 0; k < 6; ++k) contact_impulse_[6 * i + k] -= h * applied_[6 * i + k];  // the fluid's
   }
   for (std::size_t j = 0; j < joints_.size(); ++j) {
     const JointPlan& plan = model_.joints_plans[j];
