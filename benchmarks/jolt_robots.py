@@ -1,12 +1,14 @@
-"""Jolt vs MuJoCo on the free-root robots (Ant, Humanoid): speed, joints, behaviour, contact forces.
+"""Jolt vs MuJoCo on the robots added to Jolt last: speed, joints, behaviour, contact forces.
 
     .venv/bin/python -m benchmarks.jolt_robots [--steps 1000] [--tasks ant humanoid]
+        [--planar swimmer inverted_double_pendulum]
 
-Prints four Markdown tables (docs/guides/jolt.md quotes them):
+Prints five Markdown tables (docs/guides/jolt.md quotes them):
 
 1. env-steps/s per task and engine, 1 world on 1 thread and 64 worlds on 2
    threads (benchmarks/jolt_vs_mujoco.py's measurement: random actions,
-   auto-reset on), and the Jolt/MuJoCo ratio;
+   auto-reset on), and the Jolt/MuJoCo ratio, for the free-root robots
+   (--tasks) and Swimmer and InvertedDoublePendulum (--planar);
 2. joint drift per task and Jolt solver setting: the largest distance
    between a body where Jolt holds it and where MuJoCo's forward kinematics
    of the read-back qpos puts it, over 1000 random-action steps (and the
@@ -18,7 +20,10 @@ Prints four Markdown tables (docs/guides/jolt.md quotes them):
 4. contact forces at rest: the sum of cfrc_ext's forces over the bodies, as
    a fraction of the weight, averaged over the last 2 s of 6 s of zero
    action (1 on both engines when cfrc_ext carries the weight), and its
-   step-to-step spread.
+   step-to-step spread;
+5. Swimmer and InvertedDoublePendulum: the distance an open-loop sine gait
+   swims in 1000 steps, and how many steps the double pendulum stays up
+   with zero action (mean of 20 seeds).
 """
 
 from __future__ import annotations
@@ -97,17 +102,39 @@ def drift(task: str, steps: int = 1000, **kwargs) -> tuple[float, float]:
     return max(gaps), float(np.median(gaps))
 
 
+def planar(engine: str) -> tuple[float, float]:
+    from joltgym_marl import _core
+
+    env = _core.SingleAgentCore("swimmer", engine=engine)
+    env.reset(seed=0)
+    for t in range(1000):
+        action = np.sin(2 * np.pi * 0.5 * t * env.dt + np.array([0.0, np.pi / 2])).astype(np.float32)
+        _, _, _, _, info = env.step(action)
+    distance = float(info["x_position"])
+    env = _core.SingleAgentCore("inverted_double_pendulum", engine=engine)
+    up = []
+    for seed in range(20):
+        env.reset(seed=seed)
+        steps = 0
+        while steps < 1000 and not env.step(np.zeros(1, np.float32))[2]:
+            steps += 1
+        up.append(steps)
+    return distance, float(np.mean(up))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000, help="pool steps per throughput measurement")
     parser.add_argument("--tasks", nargs="*", default=["ant", "humanoid"], help="free-root robots to measure")
+    parser.add_argument("--planar", nargs="*", default=["swimmer", "inverted_double_pendulum"],
+                        help="other robots whose throughput to measure")
     args = parser.parse_args()
 
     from benchmarks.jolt_vs_mujoco import steps_per_second
 
     print("| task | engine | 1 world, 1 thread | 64 worlds, 2 threads |")
     print("|---|---|---:|---:|")
-    for task in args.tasks:
+    for task in args.tasks + args.planar:
         rates = {}
         for engine in ("mujoco", "jolt"):
             one = steps_per_second(task, 1, 1, args.steps, engine=engine)
@@ -141,6 +168,12 @@ def main() -> None:
     print("|---|---|---:|---:|")
     for task, engine, mean, spread in contact:
         print(f"| {task} | {engine} | {mean:.5f} | {spread:.5f} |", flush=True)
+
+    print("\n| engine | Swimmer: sine gait, 1000 steps (m) | InvertedDoublePendulum: zero-action steps up (mean of 20) |")
+    print("|---|---:|---:|")
+    for engine in ("mujoco", "jolt"):
+        distance, up = planar(engine)
+        print(f"| {engine} | {distance:.2f} | {up:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

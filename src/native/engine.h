@@ -59,6 +59,9 @@ inline const char* const kJoltEngine = "jolt";
 
 // True if this build has the Jolt engine (JOLTGYM_WITH_JOLT).
 bool JoltAvailable();
+// True if its Jolt checks its own asserts (JOLTGYM_JOLT_ASSERTS: a failed
+// one prints what failed and aborts the process).
+bool JoltAssertsEnabled();
 
 // The engine model for `engine` and `model` of task `task` (nullptr for
 // "mujoco"). Throws BadValue for an unknown engine, an engine this build

@@ -51,6 +51,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -65,6 +67,17 @@ namespace {
 
 void QuietTrace(const char*, ...) {}
 
+#ifdef JPH_ENABLE_ASSERTS
+// A debug test build (JOLTGYM_JOLT_ASSERTS): a failed Jolt assert says
+// what failed and stops the process, so that the test running it fails.
+bool ReportJoltAssert(const char* expression, const char* message, const char* file, JPH::uint line) {
+  std::fprintf(stderr, "Jolt assert failed: %s%s%s (%s:%u)\n", expression, message ? ": " : "",
+               message ? message : "", file, static_cast<unsigned>(line));
+  std::fflush(stderr);
+  std::abort();
+}
+#endif
+
 // Jolt's allocator, factory and type registry, once. The version and the
 // defines that change its ABI (double precision, object layer bits, ...) are
 // checked first: RegisterTypes() aborts the process on a mismatch.
@@ -74,6 +87,7 @@ void InitJoltOnce() {
   std::call_once(once, [] {
     JPH::RegisterDefaultAllocator();
     JPH::Trace = QuietTrace;
+    JPH_IF_ENABLE_ASSERTS(JPH::AssertFailed = ReportJoltAssert;)
     if (!JPH::VerifyJoltVersionID()) return;
     JPH::Factory::sInstance = new JPH::Factory();
     JPH::RegisterTypes();
