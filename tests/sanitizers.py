@@ -3,7 +3,10 @@
 One CMake build folder, build/sanitize (kept between runs), configured the
 same way by every test that needs it: -DJOLTGYM_SANITIZE=ON (every object of
 the core, the C++ tests and the Python extension compiled and linked with
--fsanitize=address,undefined) and -DJOLTGYM_WERROR=ON. tests/test_native.py
+-fsanitize=address,undefined), -DJOLTGYM_WERROR=ON, and Jolt Physics with its
+own asserts on (-DJOLTGYM_WITH_JOLT=ON -DJOLTGYM_JOLT_ASSERTS=ON: a failed
+Jolt assert prints what failed and aborts; Jolt's library is built once with
+them into its cache, beside the release one). tests/test_native.py
 builds and runs the C++ tests from it; tests/test_sanitized_extension.py
 builds the `_core` extension from it and runs Python test files against it.
 Sharing the folder compiles the sanitized core once for both.
@@ -62,7 +65,7 @@ def build(*targets: str) -> Path:
         tool("cmake"), "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
         f"-DPython_EXECUTABLE={sys.executable}", f"-Dpybind11_DIR={pybind11_cmake_dir()}",
         "-DJOLTGYM_BUILD_PYTHON=ON", "-DJOLTGYM_BUILD_NATIVE_TESTS=ON", "-DJOLTGYM_SANITIZE=ON",
-        "-DJOLTGYM_WERROR=ON",
+        "-DJOLTGYM_WERROR=ON", "-DJOLTGYM_WITH_JOLT=ON", "-DJOLTGYM_JOLT_ASSERTS=ON",
     ]
     command = [tool("cmake"), "--build", str(BUILD), "-j2"]
     for target in targets:

@@ -25,6 +25,14 @@ bool JoltAvailable() {
 #endif
 }
 
+bool JoltAssertsEnabled() {
+#ifdef JPH_ENABLE_ASSERTS
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::shared_ptr<const EngineModel> MakeEngineModel(const std::string& engine,
                                                     const mjModel* model, const std::string& task,
                                                     const EngineOptions& options) {

@@ -47,12 +47,21 @@ struct EngineOptions {
   int position_iterations = 2;   // Jolt's position solver iterations
 };
 
+// The Ant's defaults: its armature (1, about a hundred times a leg's own
+// inertia) couples light links through stiff joint rows, which Jolt's
+// iterative solver needs more velocity iterations to resolve (they cost
+// little next to collision detection; docs/guides/jolt.md has the figures).
+inline constexpr EngineOptions kAntJoltOptions{1, 40, 2};
+
 // The engines a task may name, as spelled by the `engine` keyword.
 inline const char* const kMujocoEngine = "mujoco";
 inline const char* const kJoltEngine = "jolt";
 
 // True if this build has the Jolt engine (JOLTGYM_WITH_JOLT).
 bool JoltAvailable();
+// True if its Jolt checks its own asserts (JOLTGYM_JOLT_ASSERTS: a failed
+// one prints what failed and aborts the process).
+bool JoltAssertsEnabled();
 
 // The engine model for `engine` and `model` of task `task` (nullptr for
 // "mujoco"). Throws BadValue for an unknown engine, an engine this build

@@ -67,11 +67,10 @@ std::string ResolveAssetPath(const std::string& xml_file) {
   return AssetDir() + "/" + xml_file;
 }
 
-TaskInfo RunsOnJolt(TaskInfo info) {
+TaskInfo RunsOnJolt(TaskInfo info, const EngineOptions& defaults) {
   info.engines.push_back(kJoltEngine);
   info.params.push_back(StringParam("engine", kMujocoEngine,
                                     "physics engine: 'mujoco' (the reference) or 'jolt'"));
-  const EngineOptions defaults;
   info.params.push_back(IntParam("jolt_substeps", defaults.substeps,
                                  "engine='jolt': Jolt collision steps per MuJoCo timestep", 1, 64));
   info.params.push_back(IntParam("jolt_velocity_iterations", defaults.velocity_iterations,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine.h"
 #include "model.h"
 #include "params.h"
 #include "rng.h"
@@ -301,8 +302,12 @@ struct TaskInfo {
 // A task that also runs on Jolt: adds the `engine` keyword ("mujoco", the
 // default, or "jolt") to its parameters; its factory builds the engine model.
 // Only for tasks whose code reads what a Jolt world's mjData mirror holds
-// (qpos, qvel, body poses and centre-of-mass quantities; not contact forces).
-TaskInfo RunsOnJolt(TaskInfo info);
+// (qpos, qvel, body poses, centre-of-mass quantities, actuator forces, and
+// contact forces cfrc_ext in models whose roots are all free; not
+// qfrc_constraint, qacc or fluids).
+// `defaults`: the task's default Jolt solver settings (the keywords'
+// defaults; docs/guides/jolt.md justifies them per robot).
+TaskInfo RunsOnJolt(TaskInfo info, const EngineOptions& defaults = {});
 
 // For a task without the `engine` keyword (MuJoCo only): accepts "mujoco",
 // throws BadValue naming the tasks that run on `engine` otherwise.

@@ -99,6 +99,8 @@ void DefineRegistry(py::module_& m) {
   m.def("_restore", &Restore);
   m.def("mujoco_version", [] { return std::string(mj_versionString()); });
   m.def("jolt_available", &JoltAvailable, "True if this build has the Jolt Physics engine.");
+  m.def("jolt_asserts", &JoltAssertsEnabled,
+        "True if this build's Jolt checks its own asserts (a debug test build: JOLTGYM_JOLT_ASSERTS).");
   m.def(
       "_compose_world",
       [](const std::string& arena_file, const std::string& xml_file, const std::string& root_body,

@@ -11,7 +11,16 @@
 //                         (implicit, like MuJoCo's damping); armature as a
 //                         spring toward the angle the joint's rate predicts
 //                         (implicit, see HingePlan)
-//   motor actuator     -> torque gear * clamp(ctrl) on child and parent
+//   two or three hinges, and every hinge of a model with free roots
+//                      -> one HingeJoint (hinge_joint.h) per body: each
+//                         hinge's range, spring, damper, armature and motor
+//                         on its own coordinate; it reports its impulses
+//   welded bodies      -> part of their weld root's Jolt body (shapes, mass
+//                         and inertia combined)
+//   motor actuator     -> torque gear * clamp(ctrl) on child and parent (a
+//                         generalized force in a HingeJoint)
+//   cfrc_ext           -> (free roots) each body's change of momentum over
+//                         the step minus gravity and its joints' impulses
 //   contype/conaffinity, parent filtering -> a GroupFilter on body pairs
 //   friction           -> the largest sliding friction of a body's geoms,
 //                         combined by max as MuJoCo does
@@ -42,11 +51,14 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <vector>
 
 #include "../errors.h"
+#include "hinge_joint.h"
 
 namespace joltgym {
 namespace {
@@ -54,6 +66,17 @@ namespace {
 // --- process-wide Jolt set-up --------------------------------------------------
 
 void QuietTrace(const char*, ...) {}
+
+#ifdef JPH_ENABLE_ASSERTS
+// A debug test build (JOLTGYM_JOLT_ASSERTS): a failed Jolt assert says
+// what failed and stops the process, so that the test running it fails.
+bool ReportJoltAssert(const char* expression, const char* message, const char* file, JPH::uint line) {
+  std::fprintf(stderr, "Jolt assert failed: %s%s%s (%s:%u)\n", expression, message ? ": " : "",
+               message ? message : "", file, static_cast<unsigned>(line));
+  std::fflush(stderr);
+  std::abort();
+}
+#endif
 
 // Jolt's allocator, factory and type registry, once. The version and the
 // defines that change its ABI (double precision, object layer bits, ...) are
@@ -64,6 +87,7 @@ void InitJoltOnce() {
   std::call_once(once, [] {
     JPH::RegisterDefaultAllocator();
     JPH::Trace = QuietTrace;
+    JPH_IF_ENABLE_ASSERTS(JPH::AssertFailed = ReportJoltAssert;)
     if (!JPH::VerifyJoltVersionID()) return;
     JPH::Factory::sInstance = new JPH::Factory();
     JPH::RegisterTypes();
@@ -109,7 +133,9 @@ class ObjectPairs final : public JPH::ObjectLayerPairFilter {
 // MuJoCo's contact filter on body pairs: some geom pair of the two bodies has
 // (contype1 & conaffinity2) || (contype2 & conaffinity1), the bodies are not
 // welded together, and neither is the other's parent (filterparent; the world
-// body excepted). The group id is the MuJoCo body id (0 for the world).
+// body excepted). The group id is the MuJoCo body id of the Jolt body (a
+// body welded to its parent is part of its parent's Jolt body: body_weldid;
+// 0 for the world and what is welded to it).
 class BodyPairFilter final : public JPH::GroupFilter {
  public:
   explicit BodyPairFilter(const mjModel* m) : n_(m->nbody), allowed_(m->nbody * m->nbody, 0) {
@@ -125,7 +151,7 @@ class BodyPairFilter final : public JPH::GroupFilter {
         const int p1 = m->body_weldid[m->body_parentid[w1]];
         const int p2 = m->body_weldid[m->body_parentid[w2]];
         if (filter_parent && w1 != 0 && w2 != 0 && (w1 == p2 || w2 == p1)) continue;
-        allowed_[b1 * n_ + b2] = allowed_[b2 * n_ + b1] = 1;
+        allowed_[w1 * n_ + w2] = allowed_[w2 * n_ + w1] = 1;
       }
     }
   }
@@ -181,12 +207,14 @@ std::string BodyName(const mjModel* m, int b) {
 
 // How the mirror reads one MuJoCo joint back from the Jolt bodies.
 struct JointMap {
-  enum Kind { kFree, kRootSlide, kRootHinge, kHinge } kind;
+  // kHinge: a Jolt HingeConstraint; kJoint: hinge `index` of a HingeJoint
+  enum Kind { kFree, kRootSlide, kRootHinge, kHinge, kJoint } kind;
   int joint;       // MuJoCo joint id
   int body;        // its body
-  int parent;      // parent body (0: world)
+  int parent;      // parent's Jolt body (0: world)
   mjtNum axis[3];  // local axis (body frame)
-  int hinge = -1;  // index into the world's hinge constraints (kHinge)
+  int hinge = -1;  // index into the world's hinge constraints (kHinge) or HingeJoints (kJoint)
+  int index = 0;   // kJoint: which of the HingeJoint's hinges
 };
 
 struct BodyPlan {
@@ -197,6 +225,7 @@ struct BodyPlan {
   float friction = 0.0f;
   JPH::RVec3 position;  // at qpos0
   JPH::Quat rotation;
+  JPH::Mat44 inertia;  // about the centre of mass, in the body's frame
 };
 
 struct HingePlan {
@@ -223,6 +252,7 @@ struct HingePlan {
 // and damper.
 struct SliderPlan {
   int body;
+  int dof;  // the slide's dof (qfrc_constraint)
   JPH::SliderConstraintSettings settings;
 };
 
@@ -231,6 +261,50 @@ struct ActuatorPlan {
   double gear;
   bool slide = false;  // a force along the joint's axis (else a torque about it)
   JPH::Vec3 slide_axis = JPH::Vec3::sZero();  // a root slide's axis in the world
+  int joint_plan = -1;  // a hinge of HingeJoint #joint_plan: a generalized force in it
+  int index = 0;        // which of its hinges
+};
+
+// A body's hinges as one HingeJoint (hinge_joint.h): bodies with two or
+// three hinges, and every hinged body of a model whose contact forces are
+// measured (a HingeJoint reports its impulses).
+struct JointPlan {
+  JointPlan(const mjModel* m, const mjData* d, int b, int parent_body)
+      : body(b), parent(parent_body), first_joint(m->body_jntadr[b]) {
+    settings.count = m->body_jntnum[b];
+    settings.anchor = JPH::RVec3(V(d->xanchor + 3 * first_joint));
+    for (int k = 0; k < settings.count; ++k) {
+      const int j = first_joint + k;
+      HingeParams& h = settings.hinges[k];
+      mju_copy3(h.axis, m->jnt_axis + 3 * j);
+      mju_normalize3(h.axis);
+      const double q0 = m->qpos0[m->jnt_qposadr[j]];
+      h.limited = m->jnt_limited[j];
+      // MuJoCo's limit constraint holds the joint `margin` inside its range.
+      const double margin = std::clamp(m->jnt_margin[j], 0.0, 0.5 * (m->jnt_range[2 * j + 1] - m->jnt_range[2 * j]));
+      h.low = m->jnt_range[2 * j] + margin - q0;
+      h.high = m->jnt_range[2 * j + 1] - margin - q0;
+      h.solref[0] = m->jnt_solref[mjNREF * j];
+      h.solref[1] = m->jnt_solref[mjNREF * j + 1];
+      for (int i = 0; i < 5; ++i) h.solimp[i] = m->jnt_solimp[mjNIMP * j + i];
+      h.timestep = m->opt.timestep;
+      h.stiffness = m->jnt_stiffness[j];
+      h.spring_target = m->qpos_spring[m->jnt_qposadr[j]] - q0;
+      h.damping = m->dof_damping[m->jnt_dofadr[j]];
+      h.armature = m->dof_armature[m->jnt_dofadr[j]];
+    }
+  }
+  int body, parent;  // MuJoCo body and the parent's Jolt body (0: the world)
+  int first_joint;
+  HingeJointSettings settings;
+};
+
+// One body's fluid forces (MuJoCo's inertia-box model).
+struct FluidPlan {
+  int plan;        // its Jolt body (index into JoltModel::bodies)
+  double box[3];   // the inertia box's sides
+  double com[3];   // its centre of mass in the Jolt body's frame
+  double frame[4]; // its inertia frame in the Jolt body's frame
 };
 
 class JoltModel;
@@ -244,14 +318,35 @@ class JoltEngine final : public Engine {
 
  private:
   void ReadBack(const mjModel* m, mjData* d);
+  // Contact forces: each body's momentum before a Jolt update, and after it
+  // the impulse its contacts gave it (what gravity and its joints did not).
+  void RecordMomentaBefore();
+  // MuJoCo's inertia-box fluid forces, for the next Jolt update.
+  void ApplyFluidForces(const mjModel* m);
+  void AccumulateContactImpulses(float h);
+  void WriteContactForces(const mjModel* m, mjData* d, double duration);
 
   const JoltModel& model_;
   JPH::TempAllocatorImplWithMallocFallback temp_;  // a fixed block; malloc past it
   JPH::JobSystemSingleThreaded jobs_;
   JPH::PhysicsSystem system_;
-  std::vector<JPH::BodyID> body_of_;  // per MuJoCo body (invalid for the world / static)
+  std::vector<JPH::BodyID> body_of_;  // per MuJoCo body (invalid for the world / static / welded)
+  std::vector<int> body_index_;       // per MuJoCo body: its index in model_.bodies (or -1)
   std::vector<JPH::Ref<JPH::HingeConstraint>> hinges_;
   std::vector<JPH::Ref<JPH::SliderConstraint>> sliders_;
+  std::vector<JPH::Ref<HingeJoint>> joints_;
+  std::vector<double> joint_forces_;  // kMaxHinges per HingeJoint
+  // Per Jolt body (model_.bodies order), for the contact forces.
+  struct Momentum {
+    JPH::Vec3 linear_velocity, angular_velocity;
+    JPH::Quat rotation;
+    JPH::RVec3 com;
+  };
+  std::vector<Momentum> before_;
+  std::vector<double> contact_impulse_;  // 6 per body: angular about the world origin, linear
+  std::vector<double> applied_;          // 6 per body: the fluid's force this update, the same way
+  std::vector<double> limit_impulse_;    // per dof: joint-limit impulses over the step (qfrc_constraint)
+  void AccumulateLimitImpulses(const mjModel* m);
   JPH::StateRecorderImpl snapshot_;
 };
 
@@ -274,14 +369,23 @@ class JoltModel final : public EngineModel {
   std::vector<HingePlan> hinges;
   std::vector<SliderPlan> sliders;
   std::vector<JointMap> joints;
+  std::vector<JointPlan> joints_plans;
   std::vector<ActuatorPlan> actuators;
+  bool contact_forces = false;  // cfrc_ext measured (every root free)
+  std::vector<FluidPlan> fluids;
+  // Per MuJoCo body: the body whose Jolt body holds it (body_weldid) and
+  // its pose in that body's frame.
+  std::vector<int> weld_root;
+  std::vector<mjtNum> weld_pos, weld_quat;
   JPH::PhysicsSettings settings;
   int substeps = 1;  // collision steps per MuJoCo timestep
   std::vector<mjtNum> ref_xpos, ref_xquat;  // body poses at qpos0
 };
 
-// A geom as a Jolt shape in its body's frame, or throws.
-JPH::RefConst<JPH::Shape> GeomShape(const mjModel* m, int g, const std::string& task) {
+// A geom as a Jolt shape at `pos`/`quat` (by default its pose in its
+// body's frame), or throws.
+JPH::RefConst<JPH::Shape> GeomShape(const mjModel* m, int g, const std::string& task,
+                                    const mjtNum* pos = nullptr, const mjtNum* quat = nullptr) {
   const mjtNum* size = m->geom_size + 3 * g;
   JPH::RefConst<JPH::Shape> shape;
   // Jolt's capsule and cylinder lie along y, MuJoCo's along z.
@@ -315,9 +419,9 @@ JPH::RefConst<JPH::Shape> GeomShape(const mjModel* m, int g, const std::string& 
                      "on the world body)");
     }
   }
-  const JPH::Vec3 pos = V(m->geom_pos + 3 * g);
-  const JPH::Quat rot = Q(m->geom_quat + 4 * g) * along_z;
-  return new JPH::RotatedTranslatedShape(pos, rot, shape);
+  const JPH::Vec3 at = V(pos ? pos : m->geom_pos + 3 * g);
+  const JPH::Quat rot = Q(quat ? quat : m->geom_quat + 4 * g) * along_z;
+  return new JPH::RotatedTranslatedShape(at, rot, shape);
 }
 
 JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOptions& options)
@@ -326,11 +430,15 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
   auto refuse = [&](const std::string& why) {
     throw BadValue("engine='jolt' (task '" + task + "'): " + why);
   };
-  if (m->opt.viscosity > 0 || m->opt.density > 0) {
-    refuse("the model has a fluid (option viscosity/density); the Jolt world has no fluid forces");
+  for (int g = 0; g < m->ngeom; ++g) {
+    if ((m->opt.viscosity > 0 || m->opt.density > 0) && m->geom_fluid[mjNFLUID * g] > 0) {
+      refuse("geom #" + std::to_string(g) +
+             " uses MuJoCo's ellipsoid fluid model (fluidshape); the Jolt engine has the inertia-box one");
+    }
   }
   // Reference poses: every joint at qpos0 (where Jolt's hinge angles are 0).
-  mjData* d = mj_makeData(m);
+  std::unique_ptr<mjData, void (*)(mjData*)> data(mj_makeData(m), mj_deleteData);
+  mjData* d = data.get();
   if (d == nullptr) throw MujocoError("MuJoCo could not make data for the Jolt model", true);
   mj_resetData(m, d);
   mj_kinematics(m, d);
@@ -338,32 +446,73 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
   ref_xquat.assign(d->xquat, d->xquat + 4 * m->nbody);
   filter = new BodyPairFilter(m);
 
+  // Tendons and equality constraints that act on the dynamics have no Jolt
+  // counterpart (an inert fixed tendon, like Humanoid's, is fine).
+  for (int t = 0; t < m->ntendon; ++t) {
+    if (m->tendon_limited[t] || m->tendon_stiffness[t] > 0 || m->tendon_damping[t] > 0 ||
+        m->tendon_frictionloss[t] > 0) {
+      refuse("tendon #" + std::to_string(t) +
+             " has a range, stiffness, damping or friction; the Jolt engine has no tendons");
+    }
+  }
+  if (m->neq > 0) refuse("the model has equality constraints; the Jolt engine has none");
+  // Contact forces (cfrc_ext) are measured when every root is free: then a
+  // body's change of momentum is gravity, its joints' impulses (all
+  // HingeJoints, which report them) and its contacts.
+  contact_forces = false;
+  for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_weldid[m->body_parentid[b]] != 0 || m->body_jntnum[b] == 0) continue;
+    const bool free = m->body_jntnum[b] == 1 && m->jnt_type[m->body_jntadr[b]] == mjJNT_FREE;
+    if (!free) {
+      contact_forces = false;
+      break;
+    }
+    contact_forces = true;
+  }
+
+  weld_root.assign(m->nbody, 0);
+  weld_pos.assign(3 * m->nbody, 0.0);
+  weld_quat.assign(4 * m->nbody, 0.0);
+  for (int b = 0; b < m->nbody; ++b) {
+    // Where b sits in its Jolt body (the weld root's frame), at any qpos.
+    const int w = m->body_weldid[b];
+    weld_root[b] = w;
+    mjtNum inv[4], delta[3];
+    mju_negQuat(inv, d->xquat + 4 * w);
+    mju_sub3(delta, d->xpos + 3 * b, d->xpos + 3 * w);
+    mju_rotVecQuat(weld_pos.data() + 3 * b, delta, inv);
+    mju_mulQuat(weld_quat.data() + 4 * b, inv, d->xquat + 4 * b);
+  }
+
   std::vector<int> body_plan(m->nbody, -1);
   for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_weldid[b] != b) continue;  // welded: part of its weld root's Jolt body (or static)
     const int first = m->body_jntadr[b], count = m->body_jntnum[b];
-    const int parent = m->body_parentid[b];
-    if (count == 0) {
-      if (parent == 0) continue;  // static, added with the world's geoms below
-      mj_deleteData(d);
-      refuse("body " + BodyName(m, b) + " has no joint (welded to its parent); not supported yet");
-    }
+    const int parent = m->body_weldid[m->body_parentid[b]];  // the parent's Jolt body (0: the world)
     BodyPlan plan;
     plan.mj_body = b;
-    // Shapes.
+    // Shapes: the geoms of the body and of every body welded to it, in its frame.
     std::vector<JPH::RefConst<JPH::Shape>> parts;
-    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; ++g) {
+    for (int g = 0; g < m->ngeom; ++g) {
+      const int gb = m->geom_bodyid[g];
+      if (m->body_weldid[gb] != b) continue;
       if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
-      try {
+      if (gb == b) {
         parts.push_back(GeomShape(m, g, task));
-      } catch (...) {
-        mj_deleteData(d);
-        throw;
+      } else {
+        mjtNum pos[3], quat[4], local[4];
+        mju_rotVecQuat(pos, m->geom_pos + 3 * g, weld_quat.data() + 4 * gb);
+        mju_addTo3(pos, weld_pos.data() + 3 * gb);
+        mju_mulQuat(local, weld_quat.data() + 4 * gb, m->geom_quat + 4 * g);
+        mju_copy4(quat, local);
+        parts.push_back(GeomShape(m, g, task, pos, quat));
       }
       plan.friction = std::max(plan.friction, static_cast<float>(m->geom_friction[3 * g]));
     }
     if (parts.empty()) {
-      mj_deleteData(d);
-      refuse("body " + BodyName(m, b) + " has no colliding geom; not supported yet");
+      // No colliding geom (Swimmer's links): a small sphere, which the
+      // contact filter never lets touch anything (no geom pair allows it).
+      parts.push_back(new JPH::SphereShape(0.01f));
     }
     JPH::RefConst<JPH::Shape> shape;
     if (parts.size() == 1) {
@@ -373,28 +522,57 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
       for (const auto& part : parts) compound.AddShape(JPH::Vec3::sZero(), JPH::Quat::sIdentity(), part);
       shape = compound.Create().Get();
     }
-    // MuJoCo's centre of mass.
-    const JPH::Vec3 com = V(m->body_ipos + 3 * b);
-    shape = new JPH::OffsetCenterOfMassShape(shape, com - shape->GetCenterOfMass());
+    // MuJoCo's mass, centre of mass and inertia of the body and what is
+    // welded to it (parallel axes), in the body's frame.
+    double mass = 0.0, com[3] = {0, 0, 0}, inertia[9] = {0};
+    for (int c = b; c < m->nbody; ++c) {
+      if (m->body_weldid[c] != b) continue;
+      mjtNum at[3];
+      mju_rotVecQuat(at, m->body_ipos + 3 * c, weld_quat.data() + 4 * c);
+      mju_addTo3(at, weld_pos.data() + 3 * c);
+      mju_addToScl3(com, at, m->body_mass[c]);
+      mass += m->body_mass[c];
+    }
+    if (mass > 0) mju_scl3(com, com, 1.0 / mass);
+    for (int c = b; c < m->nbody; ++c) {
+      if (m->body_weldid[c] != b) continue;
+      mjtNum at[3], r[3], iquat[4], rot[9];
+      mju_rotVecQuat(at, m->body_ipos + 3 * c, weld_quat.data() + 4 * c);
+      mju_addTo3(at, weld_pos.data() + 3 * c);
+      mju_sub3(r, at, com);
+      mju_mulQuat(iquat, weld_quat.data() + 4 * c, m->body_iquat + 4 * c);
+      mju_quat2Mat(rot, iquat);
+      const mjtNum* diag = m->body_inertia + 3 * c;
+      const double r2 = mju_dot3(r, r);
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) {
+          double v = 0.0;
+          for (int k = 0; k < 3; ++k) v += rot[3 * i + k] * diag[k] * rot[3 * j + k];
+          inertia[3 * i + j] += v + m->body_mass[c] * ((i == j ? r2 : 0.0) - r[i] * r[j]);
+        }
+      }
+    }
+    shape = new JPH::OffsetCenterOfMassShape(shape, V(com) - shape->GetCenterOfMass());
     plan.shape = shape;
-    // MuJoCo's mass and inertia (diagonal in the iquat frame), plus each
-    // hinge's armature about its axis.
-    const JPH::Mat44 ri = JPH::Mat44::sRotation(Q(m->body_iquat + 4 * b));
-    JPH::Mat44 inertia = ri * JPH::Mat44::sScale(V(m->body_inertia + 3 * b)) * ri.Transposed3x3();
+    JPH::Mat44 tensor = JPH::Mat44::sIdentity();
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) tensor(i, j) = static_cast<float>(inertia[3 * i + j]);
+    }
+    // A root hinge's armature is added to the root's inertia about its axis
+    // (a child's is a spring in its joint, HingePlan).
     for (int j = first; j < first + count; ++j) {
-      // Root hinges only: a child's armature is a spring in its hinge's motor (HingePlan).
       if (m->jnt_type[j] != mjJNT_HINGE || parent != 0) continue;
       const double armature = m->dof_armature[m->jnt_dofadr[j]];
       const JPH::Vec3 a = V(m->jnt_axis + 3 * j);
       for (int r = 0; r < 3; ++r) {
         for (int c = 0; c < 3; ++c) {
-          inertia(r, c) += static_cast<float>(armature) * a[r] * a[c];
+          tensor(r, c) += static_cast<float>(armature) * a[r] * a[c];
         }
       }
     }
-    inertia(3, 3) = 1.0f;
-    plan.mass.mMass = static_cast<float>(m->body_mass[b]);
-    plan.mass.mInertia = inertia;
+    plan.mass.mMass = static_cast<float>(mass);
+    plan.mass.mInertia = tensor;
+    plan.inertia = tensor;
     plan.position = JPH::RVec3(V(d->xpos + 3 * b));
     plan.rotation = Q(d->xquat + 4 * b);
 
@@ -416,22 +594,23 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
           // about its anchor, which must be the origin Jolt's DOFs turn about.
           const bool at_origin = type == mjJNT_SLIDE || mju_norm3(m->jnt_pos + 3 * j) < 1e-12;
           if ((type != mjJNT_SLIDE && type != mjJNT_HINGE) || k < 0 || !at_origin || axis[k] < 0) {
-            mj_deleteData(d);
-            refuse("root body " + BodyName(m, b) +
+                  refuse("root body " + BodyName(m, b) +
                    ": its joints should be one free joint, or slides and hinges along +x, +y or +z "
                    "(hinges at the body origin): a planar root");
           }
           const double damping = m->dof_damping[m->jnt_dofadr[j]];
           const bool sprung = damping > 0 || m->jnt_stiffness[j] > 0;
-          if (type == mjJNT_HINGE && (m->jnt_limited[j] || sprung || m->dof_armature[m->jnt_dofadr[j]] > 0)) {
+          // (A root hinge's armature is in the root's inertia, above: the
+          // root's rotation about the axis is the hinge's rate.)
+          if (type == mjJNT_HINGE && (m->jnt_limited[j] || sprung)) {
             const char* name = mj_id2name(m, mjOBJ_JOINT, j);
-            mj_deleteData(d);
             refuse(std::string("root hinge '") + (name ? name : "?") +
-                   "' has a range, damping, stiffness or armature; not supported yet on a root");
+                   "' has a range, damping or stiffness; not supported yet on a root");
           }
           if (type == mjJNT_SLIDE && (m->jnt_limited[j] || sprung)) {
             SliderPlan slider;
             slider.body = b;
+            slider.dof = m->jnt_dofadr[j];
             JPH::SliderConstraintSettings& s = slider.settings;
             s.mSpace = JPH::EConstraintSpace::WorldSpace;
             s.mAutoDetectPoint = false;
@@ -441,8 +620,11 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
             s.mNormalAxis1 = s.mNormalAxis2 = along.GetNormalizedPerpendicular();
             const double q0 = m->qpos0[m->jnt_qposadr[j]];
             if (m->jnt_limited[j]) {
-              s.mLimitsMin = static_cast<float>(std::min(m->jnt_range[2 * j] - q0, 0.0));
-              s.mLimitsMax = static_cast<float>(std::max(m->jnt_range[2 * j + 1] - q0, 0.0));
+              // MuJoCo's limit constraint holds the joint `margin` inside its range.
+              const double margin =
+                  std::clamp(m->jnt_margin[j], 0.0, 0.5 * (m->jnt_range[2 * j + 1] - m->jnt_range[2 * j]));
+              s.mLimitsMin = static_cast<float>(std::min(m->jnt_range[2 * j] + margin - q0, 0.0));
+              s.mLimitsMax = static_cast<float>(std::max(m->jnt_range[2 * j + 1] - margin - q0, 0.0));
               const double timeconst = m->jnt_solref[mjNREF * j], dampratio = m->jnt_solref[mjNREF * j + 1];
               if (timeconst > 0 && dampratio > 0) {
                 s.mLimitsSpringSettings.mFrequency = static_cast<float>(1.0 / (2.0 * mjPI * timeconst));
@@ -465,17 +647,29 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
         plan.dofs = dofs;
       }
     } else {
-      if (count != 1 || m->jnt_type[first] != mjJNT_HINGE) {
-        mj_deleteData(d);
+      bool all_hinges = count >= 1 && count <= kMaxHinges;
+      for (int j = first; j < first + count && all_hinges; ++j) {
+        all_hinges = m->jnt_type[j] == mjJNT_HINGE &&
+                     mju_dist3(m->jnt_pos + 3 * j, m->jnt_pos + 3 * first) < 1e-9;
+      }
+      if (!all_hinges) {
         refuse("body " + BodyName(m, b) + " has " + std::to_string(count) +
-               " joint(s) of which not all hinges; the Jolt engine supports one hinge per child "
-               "body so far");
+               " joint(s); the Jolt engine supports one, two or three hinges sharing one anchor per "
+               "child body");
+      }
+      if (count > 1 || contact_forces) {
+        joints_plans.push_back(JointPlan(m, d, b, parent));
+        for (int k = 0; k < count; ++k) {
+          joints.push_back({JointMap::kJoint, first + k, b, parent,
+                            {m->jnt_axis[3 * (first + k)], m->jnt_axis[3 * (first + k) + 1],
+                             m->jnt_axis[3 * (first + k) + 2]},
+                            static_cast<int>(joints_plans.size()) - 1, k});
+        }
+        body_plan[b] = static_cast<int>(bodies.size());
+        bodies.push_back(plan);
+        continue;
       }
       const int j = first;
-      if (body_plan[parent] < 0) {
-        mj_deleteData(d);
-        refuse("body " + BodyName(m, b) + " hangs from a static body; not supported yet");
-      }
       HingePlan hinge;
       hinge.joint = j;
       hinge.body = b;
@@ -519,10 +713,10 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
     body_plan[b] = static_cast<int>(bodies.size());
     bodies.push_back(plan);
   }
-  // The world's geoms (and jointless bodies on the world): static.
+  // The world's geoms (and those of bodies welded to it): static.
   for (int g = 0; g < m->ngeom; ++g) {
     const int b = m->geom_bodyid[g];
-    if (b != 0 && !(m->body_jntnum[b] == 0 && m->body_parentid[b] == 0)) continue;
+    if (m->body_weldid[b] != 0) continue;
     if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
     JPH::RefConst<JPH::Shape> shape;
     mjtNum quat[4];
@@ -535,13 +729,7 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
       shape = new JPH::BoxShape(JPH::Vec3(1000.0f, 1000.0f, depth), 0.05f);
       pos = pos - JPH::RVec3(rot * JPH::Vec3(0, 0, depth));
     } else {
-      JPH::RefConst<JPH::Shape> in_body;
-      try {
-        in_body = GeomShape(m, g, task);
-      } catch (...) {
-        mj_deleteData(d);
-        throw;
-      }
+      const JPH::RefConst<JPH::Shape> in_body = GeomShape(m, g, task);
       // GeomShape is in the body frame; here the geom's world pose is used.
       // (The outer shape is kept alive until the inner one is held.)
       shape = static_cast<const JPH::RotatedTranslatedShape*>(in_body.GetPtr())->GetInnerShape();
@@ -562,15 +750,36 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
                        m->actuator_gaintype[a] == mjGAIN_FIXED && m->actuator_biastype[a] == mjBIAS_NONE;
     const bool root_slide = m->jnt_type[j] == mjJNT_SLIDE && m->body_parentid[m->jnt_bodyid[j]] == 0;
     if (!motor || (m->jnt_type[j] != mjJNT_HINGE && !root_slide)) {
-      mj_deleteData(d);
       refuse("actuator #" + std::to_string(a) +
              " is not a motor on a hinge or a root slide; the Jolt engine supports those so far");
     }
     const double gain = m->actuator_gainprm[mjNGAIN * a];
-    actuators.push_back({a, j, m->jnt_bodyid[j], m->body_parentid[m->jnt_bodyid[j]],
-                         m->actuator_gear[6 * a] * gain, root_slide, V(d->xaxis + 3 * j)});
+    ActuatorPlan plan{a, j, m->jnt_bodyid[j], m->body_weldid[m->body_parentid[m->jnt_bodyid[j]]],
+                      m->actuator_gear[6 * a] * gain, root_slide, V(d->xaxis + 3 * j)};
+    for (const JointMap& jm : joints) {
+      if (jm.joint == j && jm.kind == JointMap::kJoint) plan.joint_plan = jm.hinge, plan.index = jm.index;
+    }
+    actuators.push_back(plan);
   }
-  mj_deleteData(d);
+  // MuJoCo's inertia-box fluid model (option density, viscosity, wind) per
+  // body: the box of the body's inertia, in its inertia frame.
+  if (m->opt.viscosity > 0 || m->opt.density > 0) {
+    for (int b = 1; b < m->nbody; ++b) {
+      const int root = m->body_weldid[b];
+      if (m->body_mass[b] < mjMINVAL || body_plan[root] < 0) continue;
+      FluidPlan fluid;
+      fluid.plan = body_plan[root];
+      const mjtNum* inertia = m->body_inertia + 3 * b;
+      for (int k = 0; k < 3; ++k) {
+        const double sum = inertia[(k + 1) % 3] + inertia[(k + 2) % 3] - inertia[k];
+        fluid.box[k] = std::sqrt(std::max(mjMINVAL, sum) / m->body_mass[b] * 6.0);
+      }
+      mju_rotVecQuat(fluid.com, m->body_ipos + 3 * b, weld_quat.data() + 4 * b);
+      mju_addTo3(fluid.com, weld_pos.data() + 3 * b);
+      mju_mulQuat(fluid.frame, weld_quat.data() + 4 * b, m->body_iquat + 4 * b);
+      fluids.push_back(fluid);
+    }
+  }
   settings.mNumVelocitySteps = static_cast<JPH::uint>(options.velocity_iterations);
   settings.mNumPositionSteps = static_cast<JPH::uint>(options.position_iterations);
   substeps = options.substeps;
@@ -593,6 +802,8 @@ JoltEngine::JoltEngine(const JoltModel& model)
   system_.SetCombineRestitution(NoRestitution);
   JPH::BodyInterface& bodies = system_.GetBodyInterfaceNoLock();
   body_of_.assign(m->nbody, JPH::BodyID());
+  body_index_.assign(m->nbody, -1);
+  for (std::size_t i = 0; i < model.bodies.size(); ++i) body_index_[model.bodies[i].mj_body] = static_cast<int>(i);
   for (std::size_t i = 0; i < model.statics.size(); ++i) {
     JPH::BodyCreationSettings s(model.statics[i].first, model.static_positions[i], model.static_rotations[i],
                                 JPH::EMotionType::Static, layers::kStatic);
@@ -641,6 +852,18 @@ JoltEngine::JoltEngine(const JoltModel& model)
     system_.AddConstraint(slider);
     sliders_.emplace_back(slider);
   }
+  for (const JointPlan& plan : model.joints_plans) {
+    JPH::Body* child = locks.TryGetBody(body_of_[plan.body]);
+    JPH::Body* parent = plan.parent == 0 ? &JPH::Body::sFixedToWorld : locks.TryGetBody(body_of_[plan.parent]);
+    auto* joint = static_cast<HingeJoint*>(plan.settings.Create(*parent, *child));
+    system_.AddConstraint(joint);
+    joints_.emplace_back(joint);
+  }
+  joint_forces_.assign(kMaxHinges * joints_.size(), 0.0);
+  before_.resize(model.bodies.size());
+  contact_impulse_.assign(6 * model.bodies.size(), 0.0);
+  applied_.assign(6 * model.bodies.size(), 0.0);
+  limit_impulse_.assign(m->nv, 0.0);
   system_.OptimizeBroadPhase();
   system_.SaveState(snapshot_);
 }
@@ -659,6 +882,20 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
     mj_objectVelocity(m, d, mjOBJ_BODY, b, velocity, 0);
     bodies.SetLinearAndAngularVelocity(id, V(velocity + 3), V(velocity));
   }
+  for (std::size_t i = 0; i < joints_.size(); ++i) {
+    const JointPlan& plan = model_.joints_plans[i];
+    double angles[kMaxHinges];
+    for (int k = 0; k < plan.settings.count; ++k) {
+      const int qa = m->jnt_qposadr[plan.first_joint + k];
+      angles[k] = d->qpos[qa] - m->qpos0[qa];
+    }
+    joints_[i]->SetAngles(angles);
+  }
+  // The state has no contact or limit forces yet (MuJoCo's mj_forward
+  // leaves cfrc_ext to mj_rnePostConstraint; its qfrc_constraint is that of
+  // the state's own constraints, which this engine has not solved).
+  mju_zero(d->cfrc_ext, 6 * m->nbody);
+  mju_zero(d->qfrc_constraint, m->nv);
 }
 
 bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
@@ -669,12 +906,19 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   // added before an update during it, then resets them.
   const int steps = frame_skip * model_.substeps;
   const double h = m->opt.timestep / model_.substeps;
+  if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
+  std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
   for (int step = 0; step < steps; ++step) {
+    std::fill(joint_forces_.begin(), joint_forces_.end(), 0.0);
     for (const ActuatorPlan& a : model_.actuators) {
       double ctrl = d->ctrl[a.actuator];
       if (m->actuator_ctrllimited[a.actuator]) {
         ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator],
                           m->actuator_ctrlrange[2 * a.actuator + 1]);
+      }
+      if (a.joint_plan >= 0) {  // a generalized force, on that hinge's own coordinate
+        joint_forces_[kMaxHinges * a.joint_plan + a.index] += a.gear * ctrl;
+        continue;
       }
       JPH::Body* child = locks.TryGetBody(body_of_[a.body]);
       if (a.slide) {  // a root slide: the axis is the world's
@@ -703,10 +947,20 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
       hinge.SetTargetAngle(static_cast<float>((plan.stiffness * plan.spring_target + rotor * predicted) /
                                               (plan.stiffness + rotor)));
     }
+    for (std::size_t i = 0; i < joints_.size(); ++i) joints_[i]->SetForces(joint_forces_.data() + kMaxHinges * i);
+    if (!model_.fluids.empty()) ApplyFluidForces(m);
+    if (model_.contact_forces) RecordMomentaBefore();
     system_.Update(static_cast<float>(h), 1, &temp_, &jobs_);
+    if (model_.contact_forces) AccumulateContactImpulses(static_cast<float>(h));
+    AccumulateLimitImpulses(m);
   }
   d->time += frame_skip * m->opt.timestep;
   ReadBack(m, d);
+  if (model_.contact_forces) WriteContactForces(m, d, frame_skip * m->opt.timestep);
+  // qfrc_constraint: the joint limits' generalized forces, the mean over the
+  // step (contacts' are not mapped to the dofs).
+  const double duration = frame_skip * m->opt.timestep;
+  for (int i = 0; i < m->nv; ++i) d->qfrc_constraint[i] = limit_impulse_[i] / duration;
   for (int i = 0; i < m->nv; ++i) {
     if (!std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > 1e6) return false;
   }
@@ -734,6 +988,19 @@ void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
   mjtNum ppos[3], pquat[4], pomega[3], pvel[3];
   for (const JointMap& jm : model_.joints) {
     const int qa = m->jnt_qposadr[jm.joint], va = m->jnt_dofadr[jm.joint];
+    if (jm.kind == JointMap::kJoint) {
+      // All hinges of the HingeJoint at once (they are consecutive joints).
+      if (jm.index != 0) continue;
+      double angles[kMaxHinges], rates[kMaxHinges];
+      HingeJoint& joint = *joints_[jm.hinge];
+      joint.ReadAngles(angles, rates);
+      for (int k = 0; k < joint.count(); ++k) {
+        const int q = m->jnt_qposadr[jm.joint + k];
+        d->qpos[q] = m->qpos0[q] + angles[k];
+        d->qvel[m->jnt_dofadr[jm.joint + k]] = rates[k];
+      }
+      continue;
+    }
     pose(jm.body, pos, quat, omega, vel);
     switch (jm.kind) {
       case JointMap::kFree: {
@@ -770,7 +1037,9 @@ void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
           mju_copy4(pquat, d->xquat + 4 * jm.parent);
           mju_zero3(pomega);
         }
-        mju_negQuat(inv, pquat);
+        mjtNum actual[4];  // the parent body's own frame (it may be welded to jm.parent)
+        mju_mulQuat(actual, pquat, model_.weld_quat.data() + 4 * m->body_parentid[jm.body]);
+        mju_negQuat(inv, actual);
         mju_mulQuat(rel, inv, quat);  // child in the parent's frame
         mju_negQuat(offset_inv, m->body_quat + 4 * jm.body);
         mju_mulQuat(r, offset_inv, rel);  // the hinge's own rotation
@@ -783,17 +1052,171 @@ void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
         d->qvel[va] = mju_dot3(relw, axis);
         break;
       }
+      case JointMap::kJoint:
+        break;  // above
     }
   }
   mj_kinematics(m, d);
   mj_comPos(m, d);
+  mj_transmission(m, d);
   mj_comVel(m, d);
+  // actuator_force and qfrc_actuator of the controls, as MuJoCo computes them.
+  mj_fwdActuation(m, d);
+}
+
+// Adds sign * (an impulse at a centre of mass) to out: [angular about the
+// world origin, linear], in double.
+void AddImpulse(double* out, JPH::RVec3Arg com, JPH::Vec3Arg linear, JPH::Vec3Arg angular, double sign) {
+  const double c[3] = {com.GetX(), com.GetY(), com.GetZ()};
+  const double l[3] = {linear.GetX(), linear.GetY(), linear.GetZ()};
+  double moment[3];
+  mju_cross(moment, c, l);
+  for (int k = 0; k < 3; ++k) {
+    out[k] += sign * (moment[k] + angular[k]);
+    out[3 + k] += sign * l[k];
+  }
+}
+
+// MuJoCo's inertia-box fluid model (its "Fluid forces": viscous drag of
+// the sphere of the box's mean side, and quadratic drag of the box's faces),
+// from each body's velocity at its centre of mass in its inertia frame
+// relative to the wind; applied at the centre of mass.
+void JoltEngine::ApplyFluidForces(const mjModel* m) {
+  JPH::BodyLockInterfaceNoLock& locks =
+      const_cast<JPH::BodyLockInterfaceNoLock&>(system_.GetBodyLockInterfaceNoLock());
+  const double density = m->opt.density, viscosity = m->opt.viscosity;
+  std::fill(applied_.begin(), applied_.end(), 0.0);
+  for (const FluidPlan& f : model_.fluids) {
+    JPH::Body* body = locks.TryGetBody(body_of_[model_.bodies[f.plan].mj_body]);
+    const JPH::RVec3 origin = body->GetPosition();
+    const JPH::Quat q = body->GetRotation();
+    mjtNum rotation[4] = {q.GetW(), q.GetX(), q.GetY(), q.GetZ()}, frame[4], inverse[4], com[3];
+    mju_normalize4(rotation);
+    mju_mulQuat(frame, rotation, f.frame);
+    mju_negQuat(inverse, frame);
+    mju_rotVecQuat(com, f.com, rotation);
+    com[0] += origin.GetX(), com[1] += origin.GetY(), com[2] += origin.GetZ();
+    const JPH::Vec3 w = body->GetAngularVelocity();
+    const JPH::Vec3 v = body->GetPointVelocity(JPH::RVec3(static_cast<float>(com[0]), static_cast<float>(com[1]),
+                                                          static_cast<float>(com[2])));
+    const mjtNum omega[3] = {w.GetX(), w.GetY(), w.GetZ()};
+    const mjtNum velocity[3] = {v.GetX() - m->opt.wind[0], v.GetY() - m->opt.wind[1], v.GetZ() - m->opt.wind[2]};
+    mjtNum lw[3], lv[3], torque[3] = {0, 0, 0}, force[3] = {0, 0, 0};
+    mju_rotVecQuat(lw, omega, inverse);
+    mju_rotVecQuat(lv, velocity, inverse);
+    const double* box = f.box;
+    if (viscosity > 0) {
+      const double diameter = (box[0] + box[1] + box[2]) / 3.0;
+      for (int k = 0; k < 3; ++k) {
+        torque[k] = -mjPI * diameter * diameter * diameter * viscosity * lw[k];
+        force[k] = -3.0 * mjPI * diameter * viscosity * lv[k];
+      }
+    }
+    if (density > 0) {
+      for (int k = 0; k < 3; ++k) {
+        const double a = box[(k + 1) % 3], b = box[(k + 2) % 3];
+        force[k] -= 0.5 * density * a * b * std::abs(lv[k]) * lv[k];
+        torque[k] -= density * box[k] * (a * a * a * a + b * b * b * b) * std::abs(lw[k]) * lw[k] / 64.0;
+      }
+    }
+    mjtNum world_force[3], world_torque[3];
+    mju_rotVecQuat(world_force, force, frame);
+    mju_rotVecQuat(world_torque, torque, frame);
+    body->AddForce(V(world_force), JPH::RVec3(V(com)));
+    body->AddTorque(V(world_torque));
+    AddImpulse(applied_.data() + 6 * f.plan, JPH::RVec3(V(com)), V(world_force), V(world_torque), 1.0);
+  }
+}
+
+void JoltEngine::AccumulateLimitImpulses(const mjModel* m) {
+  for (std::size_t i = 0; i < sliders_.size(); ++i) {
+    limit_impulse_[model_.sliders[i].dof] += sliders_[i]->GetTotalLambdaPositionLimits();
+  }
+  for (std::size_t i = 0; i < hinges_.size(); ++i) {
+    limit_impulse_[m->jnt_dofadr[model_.hinges[i].joint]] += hinges_[i]->GetTotalLambdaRotationLimits();
+  }
+  for (std::size_t i = 0; i < joints_.size(); ++i) {
+    double impulses[kMaxHinges];
+    joints_[i]->LimitImpulses(impulses);
+    const int first = model_.joints_plans[i].first_joint;
+    for (int k = 0; k < joints_[i]->count(); ++k) limit_impulse_[m->jnt_dofadr[first + k]] += impulses[k];
+  }
+}
+
+void JoltEngine::RecordMomentaBefore() {
+  const JPH::BodyLockInterfaceNoLock& locks = system_.GetBodyLockInterfaceNoLock();
+  for (std::size_t i = 0; i < model_.bodies.size(); ++i) {
+    const JPH::Body* body = locks.TryGetBody(body_of_[model_.bodies[i].mj_body]);
+    before_[i] = {body->GetLinearVelocity(), body->GetAngularVelocity(), body->GetRotation(),
+                  body->GetCenterOfMassPosition()};
+  }
+}
+
+// Newton on each body over the update: m dv = h m g + (joint impulses) +
+// (contact impulses), I dw = (joint angular impulses) + (contact angular
+// impulses), with the world inertia of the update's start (Jolt integrates
+// velocities before positions and has no gyroscopic term). Every joint is
+// a HingeJoint here (contact_forces), and actuators act through them.
+void JoltEngine::AccumulateContactImpulses(float h) {
+  const JPH::BodyLockInterfaceNoLock& locks = system_.GetBodyLockInterfaceNoLock();
+  const JPH::Vec3 gravity = system_.GetGravity();
+  for (std::size_t i = 0; i < model_.bodies.size(); ++i) {
+    const BodyPlan& plan = model_.bodies[i];
+    const JPH::Body* body = locks.TryGetBody(body_of_[plan.mj_body]);
+    const Momentum& b = before_[i];
+    const JPH::Vec3 linear = plan.mass.mMass * (body->GetLinearVelocity() - b.linear_velocity - h * gravity);
+    const JPH::Vec3 dw = b.rotation.Conjugated() * (body->GetAngularVelocity() - b.angular_velocity);
+    const JPH::Vec3 angular = b.rotation * plan.inertia.Multiply3x3(dw);
+    AddImpulse(contact_impulse_.data() + 6 * i, b.com, linear, angular, 1.0);
+    for (int k = 0; k < 6; ++k) contact_impulse_[6 * i + k] -= h * applied_[6 * i + k];  // the fluid's
+  }
+  for (std::size_t j = 0; j < joints_.size(); ++j) {
+    const JointPlan& plan = model_.joints_plans[j];
+    JPH::Vec3 child_linear, child_angular, parent_linear, parent_angular;
+    joints_[j]->LastImpulses(child_linear, child_angular, parent_linear, parent_angular);
+    auto remove = [&](int mj_body, JPH::Vec3Arg linear, JPH::Vec3Arg angular) {
+      const int i = body_index_[mj_body];
+      AddImpulse(contact_impulse_.data() + 6 * i, before_[i].com, linear, angular, -1.0);
+    };
+    remove(plan.body, child_linear, child_angular);
+    if (plan.parent != 0) remove(plan.parent, parent_linear, parent_angular);
+  }
+}
+
+// MuJoCo's cfrc_ext: [torque, force] of the contacts on each body (on its
+// weld root: a welded body's are its root's), the torque about the
+// subtree centre of mass of the body's root (mj_rnePostConstraint); here
+// the mean over the env step.
+void JoltEngine::WriteContactForces(const mjModel* m, mjData* d, double duration) {
+  mju_zero(d->cfrc_ext, 6 * m->nbody);
+  for (std::size_t i = 0; i < model_.bodies.size(); ++i) {
+    const int b = model_.bodies[i].mj_body;
+    const double* impulse = contact_impulse_.data() + 6 * i;
+    mjtNum* out = d->cfrc_ext + 6 * b;
+    mjtNum force[3], about[3];
+    for (int k = 0; k < 3; ++k) force[k] = impulse[3 + k] / duration;
+    mju_cross(about, d->subtree_com + 3 * m->body_rootid[b], force);
+    for (int k = 0; k < 3; ++k) out[k] = impulse[k] / duration - about[k], out[3 + k] = force[k];
+  }
 }
 
 void JoltEngine::BodyPoses(const mjModel* m, double* out) const {
   const JPH::BodyLockInterfaceNoLock& locks = system_.GetBodyLockInterfaceNoLock();
   for (int b = 0; b < m->nbody; ++b) {
     double* o = out + 7 * b;
+    const int root = model_.weld_root[b];
+    if (root != b && !body_of_[root].IsInvalid()) {  // welded: fixed in its root's frame
+      const JPH::Body* body = locks.TryGetBody(body_of_[root]);
+      const JPH::RVec3 p = body->GetPosition();
+      const JPH::Quat q = body->GetRotation();
+      const mjtNum pos[3] = {p.GetX(), p.GetY(), p.GetZ()};
+      mjtNum quat[4] = {q.GetW(), q.GetX(), q.GetY(), q.GetZ()};
+      mju_normalize4(quat);
+      mju_rotVecQuat(o, model_.weld_pos.data() + 3 * b, quat);
+      mju_addTo3(o, pos);
+      mju_mulQuat(o + 3, quat, model_.weld_quat.data() + 4 * b);
+      continue;
+    }
     if (body_of_[b].IsInvalid()) {  // the world and static bodies never move
       for (int k = 0; k < 3; ++k) o[k] = model_.ref_xpos[3 * b + k];
       for (int k = 0; k < 4; ++k) o[3 + k] = model_.ref_xquat[4 * b + k];

@@ -147,7 +147,7 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<Ant>("ant", "Ant", Spec(), kDoc));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Ant>("ant", "Ant", Spec(), kDoc), kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

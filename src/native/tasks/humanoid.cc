@@ -135,7 +135,7 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(
-    SingleAgentTask<Humanoid>("humanoid", "Humanoid", Spec(), kDoc));
+    RunsOnJolt(SingleAgentTask<Humanoid>("humanoid", "Humanoid", Spec(), kDoc)));
 
 }  // namespace
 }  // namespace joltgym

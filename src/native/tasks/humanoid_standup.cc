@@ -112,8 +112,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<HumanoidStandup>(
-    "humanoid_standup", "HumanoidStandup", Spec(), kDoc, /*max_episode_steps=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<HumanoidStandup>(
+    "humanoid_standup", "HumanoidStandup", Spec(), kDoc, /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

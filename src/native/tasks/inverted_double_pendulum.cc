@@ -117,9 +117,9 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<InvertedDoublePendulum>(
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<InvertedDoublePendulum>(
     "inverted_double_pendulum", "InvertedDoublePendulum", Spec(), kDoc,
-    /*max_episode_steps=*/1000));
+    /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

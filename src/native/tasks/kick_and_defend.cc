@@ -275,9 +275,9 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(Game<KickAndDefend>("kick_and_defend", "KickAndDefend",
-                                                         "humanoid", Spec(), kDoc,
-                                                         /*max_cycles=*/500));
+const TaskRegistration kRegistration(RunsOnJolt(Game<KickAndDefend>("kick_and_defend", "KickAndDefend",
+                                                                    "humanoid", Spec(), kDoc,
+                                                                    /*max_cycles=*/500)));
 
 }  // namespace
 }  // namespace joltgym

@@ -230,8 +230,9 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent", Spec(),
-                                                     kDoc, /*max_cycles=*/500));
+const TaskRegistration kRegistration(RunsOnJolt(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent",
+                                                                Spec(), kDoc, /*max_cycles=*/500),
+                                                     kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

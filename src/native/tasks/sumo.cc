@@ -490,7 +490,7 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(
-    Game<Sumo>("sumo", "Sumo", "ant", Spec(), kDoc, /*max_cycles=*/500));
+    RunsOnJolt(Game<Sumo>("sumo", "Sumo", "ant", Spec(), kDoc, /*max_cycles=*/500), kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

@@ -109,8 +109,8 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(SingleAgentTask<Swimmer>("swimmer", "Swimmer", Spec(), kDoc,
-                                                              /*max_episode_steps=*/1000));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Swimmer>("swimmer", "Swimmer", Spec(), kDoc,
+                                                                         /*max_episode_steps=*/1000)));
 
 }  // namespace
 }  // namespace joltgym

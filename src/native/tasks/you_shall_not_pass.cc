@@ -209,9 +209,8 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(Game<YouShallNotPass>("you_shall_not_pass", "YouShallNotPass",
-                                                           "humanoid", Spec(), kDoc,
-                                                           /*max_cycles=*/500));
+const TaskRegistration kRegistration(RunsOnJolt(Game<YouShallNotPass>(
+    "you_shall_not_pass", "YouShallNotPass", "humanoid", Spec(), kDoc, /*max_cycles=*/500)));
 
 }  // namespace
 }  // namespace joltgym
