@@ -115,39 +115,8 @@ def single_agent_checkpoint(path: str) -> bool:
     return isinstance(data, dict) and data.get("format") == CHECKPOINT_FORMAT
 
 
-def evaluate_single_agent(args) -> None:
-    import numpy as np
-    import torch
-    from cleanrl_ppo_continuous import load_checkpoint, normalized, run_episodes
-
-    if args.second is not None or args.game is not None or args.robot is not None or args.game_arg:
-        raise ValueError("a single-agent policy plays alone: give no OPPONENT, --game, --robot or --game-arg "
-                         f"(got {' '.join(str(x) for x in (args.second, args.game, args.robot, *args.game_arg) if x)})")
-    if args.first in ("still", "random"):
-        if args.env_id is None:
-            raise ValueError(f"{args.first!r} needs --env-id (the task to play)")
-        env_id, trained_on, about = args.env_id, "-", f"{args.first} actions"
-        rng = np.random.default_rng(args.seed)
-        if args.first == "still":
-            def act(obs, space):
-                return np.zeros((len(obs), *space.shape))
-        else:
-            def act(obs, space):
-                return rng.uniform(space.low, space.high, (len(obs), *space.shape))
-    else:
-        if not Path(args.first).is_file():
-            raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "
-                             "cleanrl_ppo_continuous.py --save-model")
-        agent, checkpoint = load_checkpoint(args.first)
-        if args.env_id is not None and args.env_id != checkpoint["env_id"]:
-            raise ValueError(f"{args.first} was trained on {checkpoint['env_id']}, got --env-id {args.env_id}")
-        env_id, trained_on = checkpoint["env_id"], checkpoint["engine"]
-        about = f"PPO trained on {trained_on} for {checkpoint['global_step']:,} steps, deterministic actions"
-
-        def act(obs, space):
-            with torch.no_grad():
-                return agent.actor_mean(normalized(checkpoint, obs)).numpy()
-    engines = args.engine or [trained_on if trained_on != "-" else "mujoco"]
+def check_engines(env_id: str, engines: list[str]) -> None:
+    """ValueError unless ``env_id`` is a registered single-agent task that runs on every engine of ``engines``."""
     from joltgym_marl.registry import SINGLE_AGENT_TASKS
 
     spec = next((s for s in SINGLE_AGENT_TASKS if s.env_id == env_id), None)
@@ -159,6 +128,50 @@ def evaluate_single_agent(args) -> None:
             runs = [s.env_id for s in SINGLE_AGENT_TASKS if engine in s.engines]
             raise ValueError(f"{env_id} does not run on engine {engine!r} (it runs on {', '.join(spec.engines)}); "
                              f"engine {engine!r} runs {', '.join(runs)}")
+
+
+def evaluate_single_agent(args) -> None:
+    import numpy as np
+
+    if args.second is not None or args.game is not None or args.robot is not None or args.game_arg:
+        raise ValueError("a single-agent policy plays alone: give no OPPONENT, --game, --robot or --game-arg "
+                         f"(got {' '.join(str(x) for x in (args.second, args.game, args.robot, *args.game_arg) if x)})")
+    if args.first in ("still", "random"):
+        if args.env_id is None:
+            raise ValueError(f"{args.first!r} needs --env-id (the task to play)")
+        env_id, trained_on, about = args.env_id, "-", f"{args.first} actions"
+        engines = args.engine or ["mujoco"]
+        check_engines(env_id, engines)  # before torch is imported (seconds)
+        rng = np.random.default_rng(args.seed)
+        if args.first == "still":
+            def act(obs, space):
+                return np.zeros((len(obs), *space.shape))
+        else:
+            def act(obs, space):
+                return rng.uniform(space.low, space.high, (len(obs), *space.shape))
+    else:
+        if not Path(args.first).is_file():
+            raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "
+                             "cleanrl_ppo_continuous.py --save-model")
+        import torch
+        from cleanrl_ppo_continuous import load_checkpoint, normalized
+
+        agent, checkpoint = load_checkpoint(args.first)
+        if args.env_id is not None and args.env_id != checkpoint["env_id"]:
+            raise ValueError(f"{args.first} was trained on {checkpoint['env_id']}, got --env-id {args.env_id}")
+        env_id, trained_on = checkpoint["env_id"], checkpoint["engine"]
+        engines = args.engine or [trained_on]
+        check_engines(env_id, engines)
+        about = f"PPO trained on {trained_on} for {checkpoint['global_step']:,} steps, deterministic actions"
+
+        def act(obs, space):
+            # Row by row: a batched forward pass rounds differently for another batch size (by
+            # ~1e-9), which a falling robot amplifies into another episode. One row at a time,
+            # an episode depends on its seed alone, whatever --worlds batches it with.
+            with torch.no_grad():
+                return np.concatenate([agent.actor_mean(normalized(checkpoint, row[None])).numpy() for row in obs])
+    from cleanrl_ppo_continuous import run_episodes
+
     name = Path(args.first).name
     print(f"{env_id}: {name} ({about}), {args.episodes} episodes (seeds {args.seed}-{args.seed + args.episodes - 1})")
     print("| policy | trained on | evaluated on | episodes | return (mean ± std) | forward velocity, m/s (mean ± std) |")
@@ -169,7 +182,6 @@ def evaluate_single_agent(args) -> None:
         speed = "n/a" if np.isnan(speeds).all() else f"{speeds.mean():.2f} ± {speeds.std():.2f}"
         print(f"| {name} | {trained_on} | {engine} | {args.episodes} | {returns.mean():,.1f} ± {returns.std():,.1f} "
               f"| {speed} |", flush=True)
-
 
 if __name__ == "__main__":
     main()
