@@ -198,13 +198,14 @@ def normalized(checkpoint: dict, obs: np.ndarray) -> torch.Tensor:
 
 
 def run_episodes(env_id: str, engine: str, episodes: int, seed: int, act, num_threads: int | None = None,
-                 worlds: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 worlds: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``episodes`` episodes, episode i in a world seeded ``seed + i``, on batches of at most
     ``worlds`` native worlds (default: all at once), actions from ``act(obs, action_space)``
-    (then clipped to the space): each episode's return and mean forward velocity (NaN where
-    the task reports none). Every episode depends on its seed only, not on the batching."""
+    (then clipped to the space): each episode's return, mean forward velocity (NaN where the
+    task reports none) and length. The native worlds do not depend on the batching: with an
+    ``act`` that treats rows alone, neither does an episode."""
     worlds = episodes if worlds is None else max(1, min(worlds, episodes))
-    totals, speeds = np.zeros(episodes), np.zeros(episodes)
+    totals, speeds, lengths = np.zeros(episodes), np.zeros(episodes), np.zeros(episodes, np.int64)
     envs = gym.make_vec(env_id, num_envs=worlds, vectorization_mode="vector_entry_point",
                         num_threads=num_threads, engine=engine)
     try:
@@ -221,14 +222,15 @@ def run_episodes(env_id: str, engine: str, episodes: int, seed: int, act, num_th
                 steps += alive
                 alive &= ~(terminated | truncated)
             totals[first:first + n], speeds[first:first + n] = total[:n], (speed / np.maximum(steps, 1))[:n]
+            lengths[first:first + n] = steps[:n]
     finally:
         envs.close()
-    return totals, speeds
+    return totals, speeds, lengths
 
 
 def random_policy_return(args: argparse.Namespace) -> float:
     rng = np.random.default_rng(args.seed)
-    totals, _ = run_episodes(args.env_id, args.engine, args.random_episodes, args.seed + 10_000,
+    totals, _, _ = run_episodes(args.env_id, args.engine, args.random_episodes, args.seed + 10_000,
                              lambda obs, space: rng.uniform(space.low, space.high, (len(obs), *space.shape)),
                              args.num_threads)
     return float(totals.mean())

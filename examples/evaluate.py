@@ -11,7 +11,7 @@ each of --episodes worlds (episode i seeded --seed + i), deterministically (the
 mean action, the observation normalizer frozen as training left it), on each
 --engine (default: the engine it was trained on); the table gives the mean and
 standard deviation over the episodes of the return and of the mean forward
-velocity. A policy trained on MuJoCo evaluated on Jolt (and the reverse) is a
+velocity and the episode length. A policy trained on MuJoCo evaluated on Jolt (and the reverse) is a
 sim-to-sim transfer: docs/guides/jolt.md.
 
 In a game, each player is a checkpoint saved by selfplay.py (or selfplay_sumo.py),
@@ -174,14 +174,15 @@ def evaluate_single_agent(args) -> None:
 
     name = Path(args.first).name
     print(f"{env_id}: {name} ({about}), {args.episodes} episodes (seeds {args.seed}-{args.seed + args.episodes - 1})")
-    print("| policy | trained on | evaluated on | episodes | return (mean ± std) | forward velocity, m/s (mean ± std) |")
-    print("|---|---|---|---:|---:|---:|")
+    print("| policy | trained on | evaluated on | episodes | return (mean ± std) | episode length (mean ± std) "
+          "| forward velocity, m/s (mean ± std) |")
+    print("|---|---|---|---:|---:|---:|---:|")
     for engine in engines:
-        returns, speeds = run_episodes(env_id, engine, args.episodes, args.seed, act, num_threads=args.threads,
-                                       worlds=args.worlds)
+        returns, speeds, lengths = run_episodes(env_id, engine, args.episodes, args.seed, act,
+                                                num_threads=args.threads, worlds=args.worlds)
         speed = "n/a" if np.isnan(speeds).all() else f"{speeds.mean():.2f} ± {speeds.std():.2f}"
         print(f"| {name} | {trained_on} | {engine} | {args.episodes} | {returns.mean():,.1f} ± {returns.std():,.1f} "
-              f"| {speed} |", flush=True)
+              f"| {lengths.mean():,.0f} ± {lengths.std():,.0f} | {speed} |", flush=True)
 
 if __name__ == "__main__":
     main()

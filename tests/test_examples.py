@@ -183,10 +183,11 @@ def fails(script: str, *args: str, cwd: Path) -> str:
     return proc.stderr
 
 
-EVALUATION_ROW = re.compile(r"^\| (\S+) \| (\S+) \| (\S+) \| (\d+) \| (\S+) ± (\S+) \| (\S+) ± (\S+) \|$", re.MULTILINE)
+EVALUATION_ROW = re.compile(r"^\| (\S+) \| (\S+) \| (\S+) \| (\d+) \| (\S+) ± (\S+) \| (\S+) ± (\S+) "
+                            r"\| (\S+) ± (\S+) \|$", re.MULTILINE)
 
 
-def plain_loop_returns(checkpoint_path: Path, engine: str, seeds: list[int]) -> list[float]:
+def plain_loop_episodes(checkpoint_path: Path, engine: str, seeds: list[int]) -> tuple[list[float], list[int]]:
     """The oracle of evaluate.py's single-agent rows: one gymnasium.make env, one episode per seed,
     the checkpoint's actor mean applied to observations normalized by its saved statistics."""
     import gymnasium as gym
@@ -200,20 +201,21 @@ def plain_loop_returns(checkpoint_path: Path, engine: str, seeds: list[int]) -> 
     actor.load_state_dict(weights)
     mean, var = checkpoint["obs_mean"].numpy(), checkpoint["obs_var"].numpy()
     env = gym.make(checkpoint["env_id"], engine=engine)
-    returns = []
+    returns, lengths = [], []
     for seed in seeds:
         obs, _ = env.reset(seed=seed)
-        total, done = 0.0, False
+        total, done, length = 0.0, False, 0
         while not done:
             z = np.clip((obs - mean) / np.sqrt(var + checkpoint["obs_epsilon"]), -10, 10)
             with torch.no_grad():
                 action = actor(torch.as_tensor(z, dtype=torch.float32)).numpy()
             obs, reward, terminated, truncated, _ = env.step(np.clip(action, -1, 1))
-            total += float(reward)
+            total, length = total + float(reward), length + 1
             done = terminated or truncated
         returns.append(total)
+        lengths.append(length)
     env.close()
-    return returns
+    return returns, lengths
 
 
 def test_evaluate_replays_a_ppo_policy_on_jolt_and_mujoco(tmp_path):
@@ -232,13 +234,15 @@ def test_evaluate_replays_a_ppo_policy_on_jolt_and_mujoco(tmp_path):
     rows = EVALUATION_ROW.findall(out)
     assert [row[:4] for row in rows] == [("agent.pt", "jolt", "jolt", "3"), ("agent.pt", "jolt", "mujoco", "3")], out
     for row in rows:
-        oracle = plain_loop_returns(agent, row[2], [7, 8, 9])
-        assert float(row[4].replace(",", "")) == pytest.approx(np.mean(oracle), abs=0.051), (row, oracle)
-        assert float(row[5].replace(",", "")) == pytest.approx(np.std(oracle), abs=0.051), (row, oracle)
+        returns, lengths = plain_loop_episodes(agent, row[2], [7, 8, 9])
+        assert float(row[4].replace(",", "")) == pytest.approx(np.mean(returns), abs=0.051), (row, returns)
+        assert float(row[5].replace(",", "")) == pytest.approx(np.std(returns), abs=0.051), (row, returns)
+        assert (row[6], row[7]) == (f"{np.mean(lengths):,.0f}", f"{np.std(lengths):,.0f}"), (row, lengths)
+        assert len(set(lengths)) > 1, lengths  # the episodes end at different steps: the masking is tested
     # The default engine is the training one; an episode is the same whatever batch it runs in.
     default = EVALUATION_ROW.findall(run("evaluate.py", str(agent), "--episodes", "1", "--seed", "8", cwd=tmp_path))
     assert [row[:5] for row in default] == [("agent.pt", "jolt", "jolt", "1",
-                                             f"{plain_loop_returns(agent, 'jolt', [8])[0]:,.1f}")]
+                                             f"{plain_loop_episodes(agent, 'jolt', [8])[0][0]:,.1f}")]
 
     assert "invalid choice: 'bullet' (choose from 'mujoco', 'jolt')" in fails("evaluate.py", str(agent), "--engine",
                                                                               "bullet", cwd=tmp_path)
