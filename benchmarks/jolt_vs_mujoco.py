@@ -1,19 +1,29 @@
 """Jolt vs MuJoCo on the same robots: throughput, the solver trade-off, behaviour.
 
-    .venv/bin/python -m benchmarks.jolt_vs_mujoco [--steps 2000] [--tasks half_cheetah]
+    .venv/bin/python -m benchmarks.jolt_vs_mujoco [--steps 2000] [--tasks half_cheetah] [--tables 1 3]
 
 Prints three Markdown tables (docs/guides/jolt.md quotes them):
 
-1. env-steps/s per task and engine, 1 world on 1 thread and 64 worlds on 2
-   threads (WorldPool.step_all with random actions, auto-reset on);
+1. env-steps/s per task on each engine and their ratio, 1 world on 1 thread
+   and 64 worlds on 2 threads (WorldPool.step_all with random actions,
+   auto-reset on; a robot that falls also with its termination off), with
+   the load average before and after;
 2. Jolt's iterations/substeps trade-off on HalfCheetah: env-steps/s (64
    worlds, 2 threads) against how far the joints come apart, measured as the
    largest distance between a body where Jolt holds it and where MuJoCo's
    forward kinematics of the read-back qpos puts it (random actions, 1000
    steps);
-3. what the two engines do with the same robot: resting height after 2 s of
-   zero action, the distance an open-loop sine gait covers in 1000 steps, and
-   how many of 20 random-action episodes flip the torso (|rooty| > pi/2).
+3. what the two engines do with the same robot, for every locomotion robot
+   that runs on Jolt (a task with a forward reward; HalfCheetah, Hopper,
+   Walker2d today): the torso's height after 2 s of zero action, the distance
+   an open-loop sine gait (the same actions on both engines) covers in 1000
+   steps, how many of 20 random-action episodes of 1000 steps flip the torso
+   (its up axis points down: |pitch| > 90 degrees for a planar robot), these
+   three with the task's termination off, and the mean length of 20
+   random-action episodes with it on (the task's own early end: a fall).
+
+benchmarks/jolt_trajectories.py plots the two engines' trajectories from one
+state under one open-loop action sequence.
 """
 
 from __future__ import annotations
@@ -69,28 +79,79 @@ def joint_drift(task: str, steps: int = 1000, **kwargs) -> float:
     return worst
 
 
-def behaviour(engine: str) -> tuple[float, float, int]:
-    env = _core.SingleAgentCore("half_cheetah", engine=engine)
+def locomotion_tasks() -> list[str]:
+    """The single-agent robots on Jolt that walk, run or swim (their reward has a forward term)."""
+    return [name for name, spec in TASKS.items() if "jolt" in spec.engines and not spec.is_game
+            and "forward_reward_weight" in spec.defaults()]
+
+
+def free_running(task: str, engine: str, **kwargs) -> _core.SingleAgentCore:
+    """The task's single world with its early termination (a fall) turned off, where it has one."""
+    if "terminate_when_unhealthy" in TASKS[task].defaults():
+        kwargs.setdefault("terminate_when_unhealthy", False)
+    return _core.SingleAgentCore(task, engine=engine, **kwargs)
+
+
+class Torso:
+    """The root body's pose, by MuJoCo's forward kinematics of a world's qpos (the same on both engines)."""
+
+    def __init__(self, env):
+        self.model = load_model(env)
+        self.data = mujoco.MjData(self.model)
+        self.root = 1  # the first body under the world: the torso (the cart of a pendulum)
+
+    def __call__(self, qpos: np.ndarray) -> tuple[float, float, float]:
+        """(x, z, up): the torso's position and the world-z component of its up axis."""
+        self.data.qpos[:] = qpos
+        mujoco.mj_kinematics(self.model, self.data)
+        x, _, z = self.data.xpos[self.root]
+        return float(x), float(z), float(self.data.xmat[self.root][8])
+
+
+def sine_gait(t: int, env) -> np.ndarray:
+    """An open-loop gait at 2 Hz: actuator k's phase is 0.5 (k mod 3) rad, plus pi on every other
+    leg of three actuators (HalfCheetah's and Walker2d's two legs in antiphase)."""
+    k = np.arange(env.act_dim)
+    phase = 0.5 * (k % 3) + np.pi * ((k // 3) % 2)
+    return (np.asarray(env.action_high) * np.sin(2 * np.pi * 2.0 * t * env.dt + phase)).astype(np.float32)
+
+
+def behaviour(task: str, engine: str) -> tuple[float, float, int, float]:
+    """Resting torso height (m), the sine gait's distance (m), flips of 20 random episodes, and the
+    mean length (steps) of 20 random episodes with the task's termination on."""
+    env = free_running(task, engine)
+    torso = Torso(env)
+    zero = np.zeros(env.act_dim, np.float32)
     env.reset(seed=0)
-    for _ in range(40):
-        env.step(np.zeros(6, np.float32))
-    rest = float(env.get_state()[0][1]) + 0.7  # rootz is relative to the torso's start at 0.7 m
+    for _ in range(round(2.0 / env.dt)):
+        env.step(zero)
+    rest = torso(env.get_state()[0])[1]
     env.reset(seed=0)
-    phase = np.array([0.0, 0.5, 1.0, np.pi, np.pi + 0.5, np.pi + 1.0])
+    start = torso(env.get_state()[0])[0]
     for t in range(1000):
-        action = np.sin(2 * np.pi * 2.0 * t * env.dt + phase).astype(np.float32)
-        _, _, _, _, info = env.step(action)
-    distance = float(info["x_position"])
+        env.step(sine_gait(t, env))
+    distance = torso(env.get_state()[0])[0] - start
+    low, high = np.asarray(env.action_low), np.asarray(env.action_high)
     flips = 0
     rng = np.random.default_rng(2)
     for episode in range(20):
         env.reset(seed=100 + episode)
         flipped = False
         for _ in range(1000):
-            env.step(rng.uniform(-1, 1, 6).astype(np.float32))
-            flipped = flipped or abs(env.get_state()[0][2]) > np.pi / 2
+            env.step(rng.uniform(low, high).astype(np.float32))
+            flipped = flipped or torso(env.get_state()[0])[2] < 0.0
         flips += flipped
-    return rest, distance, flips
+    ending = _core.SingleAgentCore(task, engine=engine)
+    rng = np.random.default_rng(3)
+    lengths = []
+    for episode in range(20):
+        ending.reset(seed=100 + episode)
+        for length in range(1, ending.max_episode_steps + 1):
+            _, _, terminated, truncated, _ = ending.step(rng.uniform(low, high).astype(np.float32))
+            if terminated or truncated:
+                break
+        lengths.append(length)
+    return rest, distance, flips, float(np.mean(lengths))
 
 
 def main() -> None:
@@ -98,33 +159,63 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="pool steps per measurement")
     parser.add_argument("--tasks", nargs="*", default=None,
                         help="single-agent tasks (default: every robot that runs on Jolt)")
+    parser.add_argument("--tables", nargs="+", type=int, choices=(1, 2, 3), default=(1, 2, 3),
+                        help="which tables to measure (1 throughput, 2 solver trade-off, 3 behaviour)")
     args = parser.parse_args()
     tasks = args.tasks or [name for name, spec in TASKS.items()
                            if "jolt" in spec.engines and not spec.is_game]
 
-    print("| task | engine | 1 world, 1 thread | 64 worlds, 2 threads |")
-    print("|---|---|---:|---:|")
-    for task in tasks:
-        for engine in ("mujoco", "jolt"):
-            one = steps_per_second(task, 1, 1, args.steps, engine=engine)
-            many = steps_per_second(task, 64, 2, max(args.steps // 16, 50), engine=engine)
-            print(f"| {task} | {engine} | {one:,.0f} | {many:,.0f} |", flush=True)
+    if 1 in args.tables:
+        throughput_table(tasks, args.steps)
+    if 2 in args.tables:
+        solver_table(args.steps)
+    if 3 in args.tables:
+        behaviour_table(tasks)
 
-    print("\n| substeps | velocity iterations | position iterations | env-steps/s (64 worlds, 2 threads) "
+
+def throughput_table(tasks: list[str], steps: int) -> None:
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print("| task | MuJoCo, 1 world | Jolt, 1 world | Jolt / MuJoCo | MuJoCo, 64 worlds | Jolt, 64 worlds "
+          "| Jolt / MuJoCo |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for task in tasks:
+        # A robot that falls under random actions resets every few dozen steps: measured again
+        # with its termination off, the rows compare the engines' physics alone.
+        variants = [("", {})]
+        if "terminate_when_unhealthy" in TASKS[task].defaults():
+            variants.append((" (termination off)", {"terminate_when_unhealthy": False}))
+        for label, kwargs in variants:
+            one = {engine: steps_per_second(task, 1, 1, steps, engine=engine, **kwargs)
+                   for engine in ("mujoco", "jolt")}
+            many = {engine: steps_per_second(task, 64, 2, max(steps // 16, 50), engine=engine, **kwargs)
+                    for engine in ("mujoco", "jolt")}
+            print(f"| {task}{label} | {one['mujoco']:,.0f} | {one['jolt']:,.0f} | {one['jolt'] / one['mujoco']:.2f} "
+                  f"| {many['mujoco']:,.0f} | {many['jolt']:,.0f} | {many['jolt'] / many['mujoco']:.2f} |",
+                  flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
+
+
+def solver_table(steps: int) -> None:
+    print("| substeps | velocity iterations | position iterations | env-steps/s (64 worlds, 2 threads) "
           "| joint drift (mm) |")
     print("|---:|---:|---:|---:|---:|")
     for substeps, velocity, position in [(1, 4, 1), (1, 10, 2), (1, 20, 4), (2, 10, 2), (4, 10, 2)]:
         kwargs = dict(jolt_substeps=substeps, jolt_velocity_iterations=velocity,
                       jolt_position_iterations=position)
-        rate = steps_per_second("half_cheetah", 64, 2, max(args.steps // 16, 50), engine="jolt", **kwargs)
+        rate = steps_per_second("half_cheetah", 64, 2, max(steps // 16, 50), engine="jolt", **kwargs)
         drift = joint_drift("half_cheetah", **kwargs)
         print(f"| {substeps} | {velocity} | {position} | {rate:,.0f} | {1000 * drift:.2f} |", flush=True)
+    print()
 
-    print("\n| HalfCheetah | resting torso height (m) | sine gait, 1000 steps (m) | flips in 20 random episodes |")
-    print("|---|---:|---:|---:|")
-    for engine in ("mujoco", "jolt"):
-        rest, distance, flips = behaviour(engine)
-        print(f"| {engine} | {rest:.3f} | {distance:.2f} | {flips} |", flush=True)
+
+def behaviour_table(tasks: list[str]) -> None:
+    print("| task | engine | torso height after 2 s at rest (m) | sine gait, 1000 steps (m) "
+          "| flips in 20 random episodes | random episode length (steps) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for task in [t for t in tasks if t in locomotion_tasks()]:
+        for engine in ("mujoco", "jolt"):
+            rest, distance, flips, length = behaviour(task, engine)
+            print(f"| {task} | {engine} | {rest:.3f} | {distance:.2f} | {flips} | {length:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,20 @@
-"""Pit two players of a self-play game against each other: win/draw/loss table.
+"""Evaluate saved policies: a self-play game's win/draw/loss table, or a
+single-agent policy's returns on either physics engine.
 
     .venv/bin/python examples/evaluate.py CHECKPOINT [OPPONENT] [--episodes 200]
     .venv/bin/python examples/evaluate.py scripted still --game sumo_v0 --episodes 50
+    .venv/bin/python examples/evaluate.py AGENT.pt --engine mujoco jolt --episodes 20
 
-Each player is a checkpoint saved by selfplay.py (or selfplay_sumo.py),
+A single-agent policy is a checkpoint saved by cleanrl_ppo_continuous.py
+--save-model (or ``still``/``random`` with --env-id). It plays one episode in
+each of --episodes worlds (episode i seeded --seed + i), deterministically (the
+mean action, the observation normalizer frozen as training left it), on each
+--engine (default: the engine it was trained on); the table gives the mean and
+standard deviation over the episodes of the return and of the mean forward
+velocity and the episode length. A policy trained on MuJoCo evaluated on Jolt (and the reverse) is a
+sim-to-sim transfer: docs/guides/jolt.md.
+
+In a game, each player is a checkpoint saved by selfplay.py (or selfplay_sumo.py),
 ``still`` (zero actions), ``random`` (uniform random actions) or ``scripted``
 (the game's scripted baseline, examples/scripted.py). The first plays the
 game's first agent (``ant_0``), the second every other agent; in an
@@ -11,7 +22,8 @@ asymmetric game each player must fit its seat's role (a walker checkpoint
 first, a blocker second). The game is the first checkpoint's, else --game.
 Bouts run with deterministic policies and no reward shaping, batched on
 native worlds; the table gives each player's wins, draws and losses with a
-95% Wilson confidence interval of its win rate.
+95% Wilson confidence interval of its win rate. --engine runs the game on that
+engine (where the registry says the game runs on it).
 """
 
 from __future__ import annotations
@@ -26,7 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("first", help="checkpoint path, 'still', 'random' or 'scripted'")
-    parser.add_argument("second", nargs="?", default="random", help="checkpoint path, 'still', 'random' or 'scripted'")
+    parser.add_argument("second", nargs="?", default=None,
+                        help="a game's second player: checkpoint path, 'still', 'random' (default) or 'scripted'")
+    parser.add_argument("--engine", nargs="+", choices=("mujoco", "jolt"), default=None,
+                        help="the physics engine(s) to evaluate on (several: one table row each, single-agent "
+                             "policies only; default: the policy's training engine, else mujoco)")
+    parser.add_argument("--env-id", default=None,
+                        help="the single-agent task for 'still' or 'random' (a joltgym_marl/... Gymnasium id)")
     parser.add_argument("--game", default=None, help="the game when no checkpoint names it (default sumo_v0)")
     parser.add_argument("--robot", default=None, help="the game's robot, where it has a robot argument")
     parser.add_argument("--game-arg", action="append", default=[], metavar="NAME=VALUE",
@@ -38,6 +56,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.episodes < 1 or args.worlds < 1:
         parser.error(f"--episodes and --worlds should be >= 1, got {args.episodes} and {args.worlds}")
+    if args.env_id is not None or single_agent_checkpoint(args.first):
+        try:
+            evaluate_single_agent(args)
+        except ValueError as e:
+            parser.error(str(e))
+        return
+    if args.engine is not None and len(args.engine) > 1:
+        parser.error(f"a game runs on one --engine at a time, got {' '.join(args.engine)}")
+    args.second = "random" if args.second is None else args.second
     # Imported after parsing: --help and bad arguments answer before torch is imported (seconds).
     from selfplay_common import (describe_game, find_spec, load_checkpoint_player, make_player, parse_game_args,
                                  play_bouts, wilson_interval)
@@ -51,6 +78,8 @@ def main() -> None:
         game_name = args.game or (recorded["game"] if recorded else "sumo_v0")
         kwargs = dict(recorded["game_kwargs"]) if recorded and find_spec(recorded["game"]) == find_spec(game_name) else {}
         kwargs.update(parse_game_args(find_spec(game_name), args.game_arg))
+        if args.engine is not None:
+            kwargs["engine"] = args.engine[0]
         robot = args.robot
         game = describe_game(game_name, robot, kwargs)
         first = make_player(args.first, game, 0)
@@ -71,6 +100,89 @@ def main() -> None:
         print(f"| {name:<{width}} | {win:>3} | {draw:>4} | {loss:>4} | {100 * win / args.episodes:>7.1f}% | "
               f"{100 * low:.0f}-{100 * high:.0f}% |")
 
+
+def single_agent_checkpoint(path: str) -> bool:
+    """Whether ``path`` is a file saved by cleanrl_ppo_continuous.py --save-model (not a self-play checkpoint)."""
+    if path in ("still", "random", "scripted") or not Path(path).is_file():
+        return False
+    import torch
+    from cleanrl_ppo_continuous import CHECKPOINT_FORMAT
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)  # ours hold tensors and plain values only
+    except Exception:  # not a torch file, or not one of ours: the self-play loader says which
+        return False
+    return isinstance(data, dict) and data.get("format") == CHECKPOINT_FORMAT
+
+
+def check_engines(env_id: str, engines: list[str]) -> None:
+    """ValueError unless ``env_id`` is a registered single-agent task that runs on every engine of ``engines``."""
+    from joltgym_marl.registry import SINGLE_AGENT_TASKS
+
+    spec = next((s for s in SINGLE_AGENT_TASKS if s.env_id == env_id), None)
+    if spec is None:
+        raise ValueError(f"--env-id should be one of {', '.join(s.env_id for s in SINGLE_AGENT_TASKS)}, "
+                         f"got {env_id!r}")
+    for engine in engines:
+        if engine not in spec.engines:
+            runs = [s.env_id for s in SINGLE_AGENT_TASKS if engine in s.engines]
+            raise ValueError(f"{env_id} does not run on engine {engine!r} (it runs on {', '.join(spec.engines)}); "
+                             f"engine {engine!r} runs {', '.join(runs)}")
+
+
+def evaluate_single_agent(args) -> None:
+    import numpy as np
+
+    if args.second is not None or args.game is not None or args.robot is not None or args.game_arg:
+        raise ValueError("a single-agent policy plays alone: give no OPPONENT, --game, --robot or --game-arg "
+                         f"(got {' '.join(str(x) for x in (args.second, args.game, args.robot, *args.game_arg) if x)})")
+    if args.first in ("still", "random"):
+        if args.env_id is None:
+            raise ValueError(f"{args.first!r} needs --env-id (the task to play)")
+        env_id, trained_on, about = args.env_id, "-", f"{args.first} actions"
+        engines = args.engine or ["mujoco"]
+        check_engines(env_id, engines)  # before torch is imported (seconds)
+        rng = np.random.default_rng(args.seed)
+        if args.first == "still":
+            def act(obs, space):
+                return np.zeros((len(obs), *space.shape))
+        else:
+            def act(obs, space):
+                return rng.uniform(space.low, space.high, (len(obs), *space.shape))
+    else:
+        if not Path(args.first).is_file():
+            raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "
+                             "cleanrl_ppo_continuous.py --save-model")
+        import torch
+        from cleanrl_ppo_continuous import load_checkpoint, normalized
+
+        agent, checkpoint = load_checkpoint(args.first)
+        if args.env_id is not None and args.env_id != checkpoint["env_id"]:
+            raise ValueError(f"{args.first} was trained on {checkpoint['env_id']}, got --env-id {args.env_id}")
+        env_id, trained_on = checkpoint["env_id"], checkpoint["engine"]
+        engines = args.engine or [trained_on]
+        check_engines(env_id, engines)
+        about = f"PPO trained on {trained_on} for {checkpoint['global_step']:,} steps, deterministic actions"
+
+        def act(obs, space):
+            # Row by row: a batched forward pass rounds differently for another batch size (by
+            # ~1e-9), which a falling robot amplifies into another episode. One row at a time,
+            # an episode depends on its seed alone, whatever --worlds batches it with.
+            with torch.no_grad():
+                return np.concatenate([agent.actor_mean(normalized(checkpoint, row[None])).numpy() for row in obs])
+    from cleanrl_ppo_continuous import run_episodes
+
+    name = Path(args.first).name
+    print(f"{env_id}: {name} ({about}), {args.episodes} episodes (seeds {args.seed}-{args.seed + args.episodes - 1})")
+    print("| policy | trained on | evaluated on | episodes | return (mean ± std) | episode length (mean ± std) "
+          "| forward velocity, m/s (mean ± std) |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for engine in engines:
+        returns, speeds, lengths = run_episodes(env_id, engine, args.episodes, args.seed, act,
+                                                num_threads=args.threads, worlds=args.worlds)
+        speed = "n/a" if np.isnan(speeds).all() else f"{speeds.mean():.2f} ± {speeds.std():.2f}"
+        print(f"| {name} | {trained_on} | {engine} | {args.episodes} | {returns.mean():,.1f} ± {returns.std():,.1f} "
+              f"| {lengths.mean():,.0f} ± {lengths.std():,.0f} | {speed} |", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -25,8 +25,9 @@ policy measured first for reference.
 from __future__ import annotations
 
 import argparse
-import csv
+import sys
 import time
+from pathlib import Path
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="mappo_mamujoco.py", description=__doc__.split("\n\n")[0],
@@ -66,6 +67,9 @@ import torch.optim as optim  # noqa: E402
 from torch.distributions.normal import Normal  # noqa: E402
 
 from joltgym_marl import mamujoco_v1  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from learning_curves import plot_learning_curve, write_curve_csv  # noqa: E402
 
 
 class RunningMeanStd:
@@ -234,29 +238,13 @@ def main(argv=None):
               flush=True)
     env.close()
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["world_steps", "seconds", "mean_return", "random_policy_return"])
-            for row in curve:
-                w.writerow([*row, baseline])
+        write_curve_csv(args.csv, ["world_steps", "seconds", "mean_return", "random_policy_return"],
+                        ([*row, baseline] for row in curve))
     if args.curve:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        steps = np.array([c[0] for c in curve])
-        rets = np.array([c[2] for c in curve])
-        fig, ax = plt.subplots(figsize=(6, 3.6))
-        ok = ~np.isnan(rets)
-        ax.plot(steps[ok], rets[ok], label="MAPPO (shared actor, critic on state())")
-        ax.axhline(baseline, color="gray", ls="--", label=f"random policy ({baseline:.0f})")
-        ax.set_xlabel("world steps")
-        ax.set_ylabel("episode return")
-        ax.set_title(f"MaMuJoCo {args.scenario} {args.agent_conf}, {args.num_envs} worlds, "
-                     f"{curve[-1][1] / 60:.1f} min" if curve else "")
-        ax.legend(loc="upper left")
-        fig.tight_layout()
-        fig.savefig(args.curve, dpi=110)
+        plot_learning_curve(args.curve, [c[0] for c in curve], [c[2] for c in curve], baseline,
+                            "MAPPO (shared actor, critic on state())",
+                            f"MaMuJoCo {args.scenario} {args.agent_conf}, {args.num_envs} worlds, "
+                            f"{curve[-1][1] / 60:.1f} min" if curve else "")
         print(f"wrote {args.curve}")
     return curve, baseline
 

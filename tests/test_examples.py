@@ -151,8 +151,13 @@ def test_cleanrl_ppo_continuous(tmp_path):
     assert "done: 2048 steps" in out
     import torch
 
-    weights = torch.load(tmp_path / "agent.pt")
-    assert weights["actor_mean.0.weight"].shape == (64, 11)
+    checkpoint = torch.load(tmp_path / "agent.pt", weights_only=True)  # tensors and plain values only
+    assert checkpoint["agent"]["actor_mean.0.weight"].shape == (64, 11)
+    assert (checkpoint["env_id"], checkpoint["engine"], checkpoint["global_step"]) == ("joltgym_marl/Hopper-v0",
+                                                                                      "mujoco", 2048)
+    # The observation normalizer's statistics as training left them (not the initial zeros and ones).
+    assert checkpoint["obs_mean"].shape == checkpoint["obs_var"].shape == (11,)
+    assert checkpoint["obs_mean"].abs().max() > 0 and (checkpoint["obs_var"] != 1).all()
 
 
 @pytest.mark.slow
@@ -166,6 +171,87 @@ def test_cleanrl_ppo_continuous_learns_inverted_pendulum(tmp_path):
     assert len(returns) >= 8, out
     first, last = returns[0], float(np.mean(returns[-3:]))
     assert first < 15 and last > 4 * first and last > 40, out
+
+
+def fails(script: str, *args: str, cwd: Path) -> str:
+    """A script run that should stop with a usage error: its stderr."""
+    package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stderr
+
+
+EVALUATION_ROW = re.compile(r"^\| (\S+) \| (\S+) \| (\S+) \| (\d+) \| (\S+) ± (\S+) \| (\S+) ± (\S+) "
+                            r"\| (\S+) ± (\S+) \|$", re.MULTILINE)
+
+
+def plain_loop_episodes(checkpoint_path: Path, engine: str, seeds: list[int]) -> tuple[list[float], list[int]]:
+    """The oracle of evaluate.py's single-agent rows: one gymnasium.make env, one episode per seed,
+    the checkpoint's actor mean applied to observations normalized by its saved statistics."""
+    import gymnasium as gym
+    import torch
+
+    checkpoint = torch.load(checkpoint_path, weights_only=True)
+    weights = {k[len("actor_mean."):]: v for k, v in checkpoint["agent"].items() if k.startswith("actor_mean.")}
+    obs_dim, act_dim = checkpoint["obs_dim"], checkpoint["act_dim"]
+    actor = torch.nn.Sequential(torch.nn.Linear(obs_dim, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),
+                                torch.nn.Tanh(), torch.nn.Linear(64, act_dim))
+    actor.load_state_dict(weights)
+    mean, var = checkpoint["obs_mean"].numpy(), checkpoint["obs_var"].numpy()
+    env = gym.make(checkpoint["env_id"], engine=engine)
+    returns, lengths = [], []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        total, done, length = 0.0, False, 0
+        while not done:
+            z = np.clip((obs - mean) / np.sqrt(var + checkpoint["obs_epsilon"]), -10, 10)
+            with torch.no_grad():
+                action = actor(torch.as_tensor(z, dtype=torch.float32)).numpy()
+            obs, reward, terminated, truncated, _ = env.step(np.clip(action, -1, 1))
+            total, length = total + float(reward), length + 1
+            done = terminated or truncated
+        returns.append(total)
+        lengths.append(length)
+    env.close()
+    return returns, lengths
+
+
+def test_evaluate_replays_a_ppo_policy_on_jolt_and_mujoco(tmp_path):
+    """A policy trained (two updates) on Jolt, saved by cleanrl_ppo_continuous.py and replayed
+    by evaluate.py on both engines: each row's mean and std return over the seeded episodes
+    (three Hopper episodes of different lengths, on batches of two worlds) are a plain
+    gymnasium.make loop's on the same seeds; the default engine is the training one; a bad
+    engine, a task Jolt does not run and a file that is no checkpoint are refused by name."""
+    agent = tmp_path / "agent.pt"
+    run("cleanrl_ppo_continuous.py", "--env-id", "joltgym_marl/Hopper-v0", "--engine", "jolt",
+        "--total-timesteps", "256", "--num-envs", "2", "--num-steps", "128", "--num-minibatches", "2",
+        "--update-epochs", "1", "--num-threads", "1", "--save-model", str(agent), cwd=tmp_path)
+    out = run("evaluate.py", str(agent), "--engine", "jolt", "mujoco", "--episodes", "3", "--worlds", "2",
+              "--seed", "7", "--threads", "1", cwd=tmp_path)
+    assert "joltgym_marl/Hopper-v0: agent.pt (PPO trained on jolt for 256 steps" in out, out
+    rows = EVALUATION_ROW.findall(out)
+    assert [row[:4] for row in rows] == [("agent.pt", "jolt", "jolt", "3"), ("agent.pt", "jolt", "mujoco", "3")], out
+    for row in rows:
+        returns, lengths = plain_loop_episodes(agent, row[2], [7, 8, 9])
+        assert float(row[4].replace(",", "")) == pytest.approx(np.mean(returns), abs=0.051), (row, returns)
+        assert float(row[5].replace(",", "")) == pytest.approx(np.std(returns), abs=0.051), (row, returns)
+        assert (row[6], row[7]) == (f"{np.mean(lengths):,.0f}", f"{np.std(lengths):,.0f}"), (row, lengths)
+        assert len(set(lengths)) > 1, lengths  # the episodes end at different steps: the masking is tested
+    # The default engine is the training one; an episode is the same whatever batch it runs in.
+    default = EVALUATION_ROW.findall(run("evaluate.py", str(agent), "--episodes", "1", "--seed", "8", cwd=tmp_path))
+    assert [row[:5] for row in default] == [("agent.pt", "jolt", "jolt", "1",
+                                             f"{plain_loop_episodes(agent, 'jolt', [8])[0][0]:,.1f}")]
+
+    assert "invalid choice: 'bullet' (choose from 'mujoco', 'jolt')" in fails("evaluate.py", str(agent), "--engine",
+                                                                              "bullet", cwd=tmp_path)
+    refused = fails("evaluate.py", "random", "--env-id", "joltgym_marl/Reacher-v0", "--engine", "jolt", cwd=tmp_path)
+    assert "joltgym_marl/Reacher-v0 does not run on engine 'jolt' (it runs on mujoco)" in refused, refused
+    assert "joltgym_marl/HalfCheetah-v0" in refused.split("engine 'jolt' runs")[1], refused
+    assert "--env-id should be one of" in fails("evaluate.py", "still", "--env-id", "HalfCheetah", cwd=tmp_path)
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    assert "junk.pt is not a self-play checkpoint" in fails("evaluate.py", str(tmp_path / "junk.pt"), cwd=tmp_path)
 
 
 def test_cleanrl_ppo_race_native_equals_supersuit(tmp_path):
