@@ -560,3 +560,32 @@ def test_a_huge_do_simulation_is_interrupted_by_a_signal():
     """)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "interrupted after" in proc.stdout and "still usable" in proc.stdout, proc.stdout
+
+
+def test_an_unsigned_env_id_beyond_int64_is_named_as_given():
+    """np.uint64 ids above int64's range wrapped to -1 in the message."""
+    pool = WorldPool("hopper", 2, num_threads=1)
+    try:
+        pool.reset_all(seed=0)
+        for ids, shown in (([2**64 - 1], "18446744073709551615 at position 0"),
+                           ([0, 2**63], "9223372036854775808 at position 1")):
+            with pytest.raises(IndexError, match=rf"env_ids should be in \[0, 2\), got {shown}"):
+                pool.send(np.zeros((len(ids), 3), np.float32), np.array(ids, dtype=np.uint64))
+        assert pool.in_flight == 0
+        pool.send(np.zeros((1, 3), np.float32), np.array([1], dtype=np.uint64))  # a valid one still works
+        assert pool.in_flight == 1
+    finally:
+        pool.close()
+
+
+def test_jolt_settings_with_another_engine_are_refused():
+    """jolt_substeps=4 with engine='mujoco' used to be silently ignored."""
+    import gymnasium
+
+    import joltgym_marl  # noqa: F401  (registers the envs)
+
+    with pytest.raises(ValueError, match=r"jolt_substeps=4 only applies to engine='jolt'; got engine='mujoco'"):
+        WorldPool("half_cheetah", 1, jolt_substeps=4)
+    with pytest.raises(ValueError, match=r"jolt_velocity_iterations=20 only applies to engine='jolt'"):
+        gymnasium.make("joltgym_marl/HalfCheetah-v0", jolt_velocity_iterations=20)
+    WorldPool("half_cheetah", 1, jolt_substeps=1).close()  # the default, given explicitly, is fine

@@ -517,3 +517,34 @@ def test_inverted_double_pendulum_reads_the_carts_limit_force():
         env.set_state(qpos, qvel)
         forces = [env.step(np.zeros(1, np.float32))[0][-1] for _ in range(3)]
         assert min(forces) == -10.0 and max(forces) <= 0.0, (engine, forces)
+
+
+def test_timestep_and_gravity_changes_take_effect_on_jolt():
+    """On Jolt, model.opt.timestep and .gravity changed between steps used to
+    be ignored (a timestep of 0 gave an infinite reward, -1 stepped as if
+    unchanged): they take effect as on MuJoCo, and a timestep <= 0 or a
+    non-finite one, or non-finite gravity, ends the episode as a blow-up."""
+    import gymnasium
+
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine="jolt")
+    env.reset(seed=0)
+    model = env.unwrapped.model
+    start = env.unwrapped.data.qpos.copy()
+    model.opt.gravity[:] = (0.0, 0.0, 9.81)  # upwards: the cheetah rises
+    for _ in range(20):
+        env.step(np.zeros(6))
+    assert env.unwrapped.data.qpos[1] > start[1] + 0.05
+    for attribute, value in (("timestep", 0.0), ("timestep", -1.0), ("timestep", np.nan), ("gravity", np.nan)):
+        env.reset(seed=0)
+        model.opt.gravity[:] = (0.0, 0.0, -9.81)
+        model.opt.timestep = 0.01
+        if attribute == "timestep":
+            model.opt.timestep = value
+        else:
+            model.opt.gravity[2] = value
+        _, reward, terminated, truncated, info = env.step(np.zeros(6))
+        assert truncated and info["physics_unstable"], (attribute, value)
+    env.reset(seed=0)
+    model.opt.gravity[:] = (0.0, 0.0, -9.81)
+    model.opt.timestep = 0.01
+    assert np.isfinite(env.step(np.zeros(6))[1])

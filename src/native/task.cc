@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "engine.h"
 #include "errors.h"
@@ -79,12 +80,27 @@ TaskInfo RunsOnJolt(TaskInfo info, const EngineOptions& defaults) {
                                  "engine='jolt': position solver iterations", 0, 255));
   TaskFactory inner = std::move(info.factory);
   const std::string name = info.name;
-  info.factory = [inner, name](const Params& p) {
-    auto task = std::const_pointer_cast<Task>(inner(p));
+  info.factory = [inner, name, defaults](const Params& p) {
     EngineOptions options;
     options.substeps = p.Int("jolt_substeps");
     options.velocity_iterations = p.Int("jolt_velocity_iterations");
     options.position_iterations = p.Int("jolt_position_iterations");
+    // Jolt's solver settings with another engine would be silently ignored.
+    if (p.String("engine") != kJoltEngine) {
+      const std::pair<const char*, std::pair<int, int>> settings[] = {
+          {"jolt_substeps", {options.substeps, defaults.substeps}},
+          {"jolt_velocity_iterations", {options.velocity_iterations, defaults.velocity_iterations}},
+          {"jolt_position_iterations", {options.position_iterations, defaults.position_iterations}}};
+      for (const auto& [setting, values] : settings) {
+        if (values.first != values.second) {
+          throw BadValue(std::string(setting) + "=" + std::to_string(values.first) +
+                         " only applies to engine='jolt'; got engine='" + p.String("engine") +
+                         "' (pass engine='jolt', or leave " + setting + " at its default " +
+                         std::to_string(values.second) + ")");
+        }
+      }
+    }
+    auto task = std::const_pointer_cast<Task>(inner(p));
     task->SetEngineModel(MakeEngineModel(p.String("engine"), task->model(), name, options));
     return std::shared_ptr<const Task>(std::move(task));
   };

@@ -489,6 +489,20 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
     auto checked = CheckFloatArray(actions, shape, "actions");
     // recv()'s int32 ids (and int64 ones) are read in place; other integer
     // arrays are converted.
+    // Unsigned ids above int64's range would wrap to negatives in the
+    // conversion below: named as given.
+    if (ids_array.dtype().kind() == 'u' && ids_array.itemsize() == 8) {
+      using Wide = py::array_t<std::uint64_t, kReadable>;
+      const Wide wide = Wide::ensure(ids_array);
+      if (!wide) throw py::error_already_set();
+      for (py::ssize_t k = 0; k < count; ++k) {
+        const std::uint64_t id = wide.data()[k];
+        if (id >= static_cast<std::uint64_t>(n)) {
+          throw BadIndex("env_ids should be in [0, " + std::to_string(n) + "), got " +
+                         std::to_string(id) + " at position " + std::to_string(k));
+        }
+      }
+    }
     py::array ids_owner = ids_array;
     const bool in_place = (ids_array.flags() & py::array::c_style) != 0 && IsAligned(ids_array) &&
                           (ids_array.dtype().is(py::dtype::of<std::int32_t>()) ||

@@ -905,6 +905,17 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   // armature springs' targets move every step). Jolt applies the torques
   // added before an update during it, then resets them.
   const int steps = frame_skip * model_.substeps;
+  // model.opt.timestep and .gravity may be changed between steps (v5's
+  // MujocoEnv lets a user do so): both take effect, as on MuJoCo; a timestep
+  // or gravity that is not finite (or a timestep <= 0) is a blow-up there, so
+  // it is one here (the episode ends with physics_unstable).
+  const double* g = m->opt.gravity;
+  if (!(m->opt.timestep > 0.0) || !std::isfinite(m->opt.timestep) || !std::isfinite(g[0]) ||
+      !std::isfinite(g[1]) || !std::isfinite(g[2])) {
+    return false;
+  }
+  const JPH::Vec3 gravity = V(g);
+  if (gravity != system_.GetGravity()) system_.SetGravity(gravity);
   const double h = m->opt.timestep / model_.substeps;
   if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
   std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
