@@ -55,9 +55,7 @@ SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "te
           # Hostile use of the newer surfaces: pools dropped in flight, rendering
           # from threads, signals, lying ints, the vector envs; and the SB3
           # adapters (the single-agent VecEnv and the agent rows).
-          "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py",
-          # The Jolt engine, with Jolt's own asserts on (tests/sanitizers.py).
-          "test_jolt.py"]
+          "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py"]
 # Run with the RLlib environment's interpreter (.venv-rllib, the same Python
 # version, so the same sanitized extension loads): the RLlib adapter's batched
 # env under hostile use (no Ray cluster is started).
@@ -134,7 +132,8 @@ def test_python_suites_against_the_extension_built_under_asan_and_ubsan(tmp_path
     freed = subprocess.run([sys.executable, "-c", DOUBLE_FREE], env=env, capture_output=True, text=True, timeout=60)
     assert freed.returncode != 0 and "attempting double-free" in freed.stderr, freed.stdout + freed.stderr
     assert sanitizer_reports(freed.stderr)
-    # The build has Jolt, checking its own asserts.
+    # The build has Jolt, checking its own asserts (the PettingZoo and
+    # bad-input suites step Jolt worlds under them).
     jolt = subprocess.run([sys.executable, "-c", "import joltgym_marl._core as c; print(c.jolt_available(), c.jolt_asserts())"],
                           cwd=site, env=env, capture_output=True, text=True, timeout=120)
     assert jolt.stdout.split() == ["True", "True"], jolt.stdout + jolt.stderr

@@ -211,7 +211,7 @@ void HingeJoint::SetupVelocityConstraint(float dt) {
   } else {
     for (int i = 0; i < locks_; ++i) lock_[i].CalculateConstraintProperties(*mBody1, *mBody2, axes_.lock[i]);
   }
-  const JPH::Vec3 relative = mBody2->GetAngularVelocity() - mBody1->GetAngularVelocity();
+  const JPH::Vec3 relative = relative_rate_;
   for (int k = 0; k < settings_.count; ++k) {
     const HingeParams& h = settings_.hinges[k];
     if (!axes_.regular) {
@@ -421,6 +421,7 @@ void HingeJoint::SetAngles(const double* angles) {
 
 void HingeJoint::SetForces(const double* forces) {
   for (int k = 0; k < settings_.count; ++k) forces_[k] = forces[k];
+  relative_rate_ = mBody2->GetAngularVelocity() - mBody1->GetAngularVelocity();
 }
 
 void HingeJoint::ReadAngles(double* angles, double* rates) {

@@ -85,7 +85,10 @@ class HingeJoint final : public JPH::TwoBodyConstraint {
   // The hinge angles and rates of the bodies' current poses and velocities
   // (the angles also become the next steps' starting guess).
   void ReadAngles(double* angles, double* rates);
-  // Generalized forces (actuator torques) on each hinge for the next step.
+  // Generalized forces (actuator torques) on each hinge for the next step;
+  // called before each Jolt update, it also takes the bodies' relative
+  // rate at the step's start (Jolt grants no velocity access while it sets
+  // up its constraints).
   void SetForces(const double* forces);
   // Each hinge's limit impulse in the last step, as a generalized impulse.
   void LimitImpulses(double* out) const;
@@ -117,7 +120,8 @@ class HingeJoint final : public JPH::TwoBodyConstraint {
   double joint_in_parent_[4];  // joint frame (child's rest rotation) in the parent's frame, w-x-y-z
   double angles_[kMaxHinges] = {0, 0, 0};
   double forces_[kMaxHinges] = {0, 0, 0};
-  double impulse_forces_[kMaxHinges] = {0, 0, 0};  // the part applied as an impulse (no armature or spring)
+  double impulse_forces_[kMaxHinges] = {0, 0, 0};
+  JPH::Vec3 relative_rate_ = JPH::Vec3::sZero();  // child's angular velocity minus the parent's  // the part applied as an impulse (no armature or spring)
   int locks_;  // 3 - count
   // Set per step (SetupVelocityConstraint), the rows' axes.
   Axes axes_;

@@ -318,6 +318,8 @@ class JoltEngine final : public Engine {
 
  private:
   void ReadBack(const mjModel* m, mjData* d);
+  bool BodiesFinite() const;
+  bool blown_up_ = false;  // a non-finite or runaway body: not stepped again until WriteState
   // Contact forces: each body's momentum before a Jolt update, and after it
   // the impulse its contacts gave it (what gravity and its joints did not).
   void RecordMomentaBefore();
@@ -788,6 +790,9 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
 
 // --- one world -------------------------------------------------------------------
 
+// The bodies' speed bound, m/s and rad/s (Jolt clamps to it every step).
+constexpr float kMaxSpeed = 500.0f;
+
 JoltEngine::JoltEngine(const JoltModel& model)
     : model_(model), temp_(1 << 18), jobs_(JPH::cMaxPhysicsJobs) {
   const mjModel* m = model.model;
@@ -822,8 +827,10 @@ JoltEngine::JoltEngine(const JoltModel& model)
     s.mRestitution = 0.0f;
     s.mLinearDamping = 0.0f;
     s.mAngularDamping = 0.0f;
-    s.mMaxLinearVelocity = 1.0e4f;
-    s.mMaxAngularVelocity = 1.0e4f;
+    // Far above any robot's (HalfCheetah's joints stay under 30 rad/s); beyond them Jolt's solver
+    // and rotation integration overflow (its asserts catch it under hostile states).
+    s.mMaxLinearVelocity = kMaxSpeed;
+    s.mMaxAngularVelocity = kMaxSpeed;
     s.mAllowSleeping = false;
     s.mCollisionGroup = JPH::CollisionGroup(model.filter, static_cast<JPH::CollisionGroup::GroupID>(plan.mj_body), 0);
     body_of_[plan.mj_body] = bodies.CreateAndAddBody(s, JPH::EActivation::Activate);
@@ -868,7 +875,24 @@ JoltEngine::JoltEngine(const JoltModel& model)
   system_.SaveState(snapshot_);
 }
 
+bool JoltEngine::BodiesFinite() const {
+  const JPH::BodyLockInterfaceNoLock& locks = system_.GetBodyLockInterfaceNoLock();
+  for (const BodyPlan& plan : model_.bodies) {
+    const JPH::Body* body = locks.TryGetBody(body_of_[plan.mj_body]);
+    const JPH::Vec3 p(body->GetPosition());
+    const float sum = p.ReduceMax() + p.ReduceMin() + body->GetRotation().GetXYZW().ReduceMax() +
+                      body->GetLinearVelocity().LengthSq() + body->GetAngularVelocity().LengthSq();
+    if (!std::isfinite(sum) || body->GetLinearVelocity().LengthSq() > 1e12f ||
+        body->GetAngularVelocity().LengthSq() > 1e12f || std::abs(p.ReduceMax()) > 1e6f ||
+        std::abs(p.ReduceMin()) > 1e6f) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void JoltEngine::WriteState(const mjModel* m, mjData* d) {
+  blown_up_ = false;
   snapshot_.Rewind();
   system_.RestoreState(snapshot_);
   JPH::BodyInterface& bodies = system_.GetBodyInterfaceNoLock();
@@ -880,7 +904,9 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
                                   JPH::EActivation::Activate);
     // [angular, linear] at the body's centre of mass, world orientation.
     mj_objectVelocity(m, d, mjOBJ_BODY, b, velocity, 0);
-    bodies.SetLinearAndAngularVelocity(id, V(velocity + 3), V(velocity));
+    // Within the bodies' velocity bounds (set_state may ask for more).
+    auto bounded = [](JPH::Vec3 v) { return v.Length() > kMaxSpeed ? v.Normalized() * kMaxSpeed : v; };
+    bodies.SetLinearAndAngularVelocity(id, bounded(V(velocity + 3)), bounded(V(velocity)));
   }
   for (std::size_t i = 0; i < joints_.size(); ++i) {
     const JointPlan& plan = model_.joints_plans[i];
@@ -919,7 +945,7 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   const double h = m->opt.timestep / model_.substeps;
   if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
   std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
-  for (int step = 0; step < steps; ++step) {
+  for (int step = 0; step < steps && !blown_up_; ++step) {
     std::fill(joint_forces_.begin(), joint_forces_.end(), 0.0);
     for (const ActuatorPlan& a : model_.actuators) {
       double ctrl = d->ctrl[a.actuator];
@@ -964,6 +990,9 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
     system_.Update(static_cast<float>(h), 1, &temp_, &jobs_);
     if (model_.contact_forces) AccumulateContactImpulses(static_cast<float>(h));
     AccumulateLimitImpulses(m);
+    // A blown-up world is never stepped again (Jolt's own checks abort on
+    // non-finite velocities) until a reset or set_state rebuilds it.
+    blown_up_ = !BodiesFinite();
   }
   d->time += frame_skip * m->opt.timestep;
   ReadBack(m, d);
@@ -972,6 +1001,7 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   // step (contacts' are not mapped to the dofs).
   const double duration = frame_skip * m->opt.timestep;
   for (int i = 0; i < m->nv; ++i) d->qfrc_constraint[i] = limit_impulse_[i] / duration;
+  if (blown_up_) return false;
   for (int i = 0; i < m->nv; ++i) {
     if (!std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > 1e6) return false;
   }
