@@ -159,27 +159,13 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
     actions_.assign(static_cast<std::size_t>(n) * a * task.act_dim(), 0.0f);
     WithoutGil(
         [&] { pool_ = std::make_unique<WorldPool>(task_, n, threads, max_episode_steps_, mode); });
-    PoolBuffers b;
-    SetReals(b, obs_, reward_, final_obs_);
-    b.terminated = terminated_.mutable_data();
-    b.truncated = truncated_.mutable_data();
-    b.info = info_.mutable_data();
-    b.final_info = final_info_.mutable_data();
-    b.reset_kind = reset_kind_.mutable_data();
-    b.unstable = unstable_.mutable_data();
-    b.elapsed = elapsed_.mutable_data();
-    pool_->Bind(b);
+    pool_->Bind(PointAt(obs_, reward_, final_obs_, terminated_, truncated_, info_, final_info_, reset_kind_,
+                        unstable_, elapsed_));
     // A long reset_all(), step_all() or recv() on the main thread notices
     // signals (Ctrl-C, SIGALRM): see PollSignals.
     pool_->SetInterruptPoll(&PollSelf, this);
-    SetReals(recv_, recv_obs_, recv_reward_, recv_final_obs_);
-    recv_.terminated = recv_terminated_.mutable_data();
-    recv_.truncated = recv_truncated_.mutable_data();
-    recv_.info = recv_info_.mutable_data();
-    recv_.final_info = recv_final_info_.mutable_data();
-    recv_.reset_kind = recv_reset_kind_.mutable_data();
-    recv_.unstable = recv_unstable_.mutable_data();
-    recv_.elapsed = recv_elapsed_.mutable_data();
+    recv_ = PointAt(recv_obs_, recv_reward_, recv_final_obs_, recv_terminated_, recv_truncated_, recv_info_,
+                    recv_final_info_, recv_reset_kind_, recv_unstable_, recv_elapsed_);
     RaiseConstructionWarnings(owner);
     std::vector<std::pair<int, MujocoReport>> reports;
     pool_->TakeReports(reports);
@@ -210,9 +196,14 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
                           py::repr(dtype).cast<std::string>());
   }
 
-  // Points `b`'s observation, reward and final-observation slots at the
-  // arrays, in their layout (float32 or float64).
-  void SetReals(PoolBuffers& b, py::array& obs, py::array& reward, py::array& final_obs) const {
+  // One set of result arrays (the step's, or recv()'s batch) as the core's
+  // PoolBuffers: observations, rewards and final observations in the pool's
+  // layout (float32 or float64).
+  PoolBuffers PointAt(py::array& obs, py::array& reward, py::array& final_obs, py::array_t<bool>& terminated,
+                      py::array_t<bool>& truncated, py::array_t<double>& info, py::array_t<double>& final_info,
+                      py::array_t<std::uint8_t>& reset_kind, py::array_t<bool>& unstable,
+                      py::array_t<std::int32_t>& elapsed) const {
+    PoolBuffers b;
     if (float64_) {
       b.obs64 = static_cast<double*>(obs.mutable_data());
       b.reward64 = static_cast<double*>(reward.mutable_data());
@@ -222,6 +213,14 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
       b.reward = static_cast<float*>(reward.mutable_data());
       b.final_obs = static_cast<float*>(final_obs.mutable_data());
     }
+    b.terminated = terminated.mutable_data();
+    b.truncated = truncated.mutable_data();
+    b.info = info.mutable_data();
+    b.final_info = final_info.mutable_data();
+    b.reset_kind = reset_kind.mutable_data();
+    b.unstable = unstable.mutable_data();
+    b.elapsed = elapsed.mutable_data();
+    return b;
   }
 
   // reset_all(seed=s) seeds world i with s + i (as Gymnasium's SyncVectorEnv
