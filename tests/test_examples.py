@@ -17,14 +17,18 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-def run(script: str, *args: str, cwd: Path) -> str:
+def launch(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     # A script puts its own folder first on sys.path, so it would import the
     # installed joltgym_marl even when this session tests the source tree:
     # PYTHONPATH makes it import the same package as this session.
     package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+def run(script: str, *args: str, cwd: Path) -> str:
+    proc = launch(script, *args, cwd=cwd)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
@@ -175,10 +179,7 @@ def test_cleanrl_ppo_continuous_learns_inverted_pendulum(tmp_path):
 
 def fails(script: str, *args: str, cwd: Path) -> str:
     """A script run that should stop with a usage error: its stderr."""
-    package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = launch(script, *args, cwd=cwd)
     assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stderr
 
