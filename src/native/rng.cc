@@ -61,22 +61,25 @@ SeedWords SeedPlus(const SeedWords& seed, std::uint64_t offset) {
 }
 
 void Rng::Seed(const SeedWords& seed) {
-  const SeedWords entropy = Normalized(seed);
+  // The words without high zero words (as Normalized, without a copy: a
+  // pool's workers seed worlds and must not allocate).
+  size_t length = seed.size();
+  while (length > 1 && seed[length - 1] == 0) --length;
   // SeedSequence(entropy).pool: the entropy hashed into the pool, the pool
   // words mixed with each other, then any entropy beyond the pool mixed in.
   std::uint32_t pool[kPoolSize];
   std::uint32_t hash_const = kInitA;
   for (int i = 0; i < kPoolSize; ++i) {
-    pool[i] = HashMix(static_cast<size_t>(i) < entropy.size() ? entropy[i] : 0u, hash_const);
+    pool[i] = HashMix(static_cast<size_t>(i) < length ? seed[static_cast<size_t>(i)] : 0u, hash_const);
   }
   for (int src = 0; src < kPoolSize; ++src) {
     for (int dst = 0; dst < kPoolSize; ++dst) {
       if (src != dst) pool[dst] = Mix(pool[dst], HashMix(pool[src], hash_const));
     }
   }
-  for (size_t src = kPoolSize; src < entropy.size(); ++src) {
+  for (size_t src = kPoolSize; src < length; ++src) {
     for (int dst = 0; dst < kPoolSize; ++dst) {
-      pool[dst] = Mix(pool[dst], HashMix(entropy[src], hash_const));
+      pool[dst] = Mix(pool[dst], HashMix(seed[src], hash_const));
     }
   }
 

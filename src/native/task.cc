@@ -242,6 +242,13 @@ double NumpySumSquares(const double* values, int count) {
   return PairwiseSum<double>(values, count, Square<double>);
 }
 
+double NumpyClippedSumSquares(const double* values, int count, double low, double high) {
+  return PairwiseSum<double>(values, count, [low, high](double v) {
+    const double clipped = v < low ? low : (v > high ? high : v);
+    return clipped * clipped;
+  });
+}
+
 double NumpySumSquaresAsFloat64(const float* values, int count) {
   return PairwiseSum<double>(values, count, [](float v) { return static_cast<double>(v) * v; });
 }

@@ -249,6 +249,8 @@ double Float32ControlCost(double weight, const float* action, int count);
 // Gymnasium computes them are equal to its own, not merely close.
 double NumpySum(const double* values, int count);
 double NumpySumSquares(const double* values, int count);
+// np.sum(np.square(np.clip(values, low, high))), without a copy (a NaN stays NaN).
+double NumpyClippedSumSquares(const double* values, int count, double low, double high);
 // np.sum(np.square(values.astype(np.float64))) of a float32 array.
 double NumpySumSquaresAsFloat64(const float* values, int count);
 

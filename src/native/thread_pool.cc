@@ -88,7 +88,11 @@ struct ThreadPool::Crew {
   std::atomic<bool> collector_waiting{false};
   std::condition_variable done_wake;
 
-  explicit Crew(int num_workers)
+  // Workers that have run the thread-start hook (under `mutex`).
+  int started = 0;
+  std::condition_variable started_wake;
+
+  Crew(int num_workers, ThreadStart thread_start)
       : num_shares(num_workers + 1), shares(new Share[num_workers + 1]) {
     workers.reserve(num_workers);
     for (int i = 0; i < num_workers; ++i) {
@@ -97,7 +101,15 @@ struct ThreadPool::Crew {
             g_fail_thread_starts.fetch_sub(1, std::memory_order_relaxed) > 0) {
           throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
         }
-        workers.emplace_back([this, i] { WorkerLoop(i + 1); });
+        workers.emplace_back([this, i, thread_start] {
+          if (thread_start != nullptr) thread_start();
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            ++started;
+          }
+          started_wake.notify_all();
+          WorkerLoop(i + 1);
+        });
       } catch (const std::system_error& e) {
         StopAndJoin();
         throw std::runtime_error("could not start native worker thread " + std::to_string(i + 1) +
@@ -107,6 +119,9 @@ struct ThreadPool::Crew {
                                  "process's thread limit");
       }
     }
+    // Returns once every worker is past its start-up (see thread_pool.h).
+    std::unique_lock<std::mutex> lock(mutex);
+    started_wake.wait(lock, [&] { return started == num_workers; });
   }
 
   ~Crew() { StopAndJoin(); }
@@ -387,10 +402,11 @@ struct ThreadPool::Crew {
   }
 };
 
-ThreadPool::ThreadPool(int num_threads)
+ThreadPool::ThreadPool(int num_threads, ThreadStart thread_start)
     : num_threads_(num_threads < 1 ? 1 : num_threads),
+      thread_start_(thread_start),
       fork_generation_(ForkGeneration()),
-      crew_(std::make_unique<Crew>(num_threads_ - 1)) {}
+      crew_(std::make_unique<Crew>(num_threads_ - 1, thread_start_)) {}
 
 ThreadPool::~ThreadPool() {
   // In a forked child the parent's workers do not exist: joining them, or
@@ -403,7 +419,7 @@ void ThreadPool::RestartIfForked() {
   // A forked child: abandon the parent's crew untouched (and the async items
   // it held) and start anew.
   (void)crew_.release();
-  crew_ = std::make_unique<Crew>(num_threads_ - 1);
+  crew_ = std::make_unique<Crew>(num_threads_ - 1, thread_start_);
   crew_->SetAsync(async_items_, async_fn_, async_context_);
   fork_generation_ = ForkGeneration();
 }

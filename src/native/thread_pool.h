@@ -22,6 +22,15 @@
 // pool abandons the parent's workers and their synchronization without
 // touching them and starts new ones on the next ParallelFor; destroying it
 // there never joins or waits (see fork_guard.h).
+//
+// A thread-start hook, given to the constructor, runs first on every worker
+// (and on the workers restarted in a forked child), and the constructor
+// returns only once each has run it: the owner makes there whatever a job
+// would otherwise make lazily on its first item (thread-local state, whose
+// first touch allocates). A worker then never allocates after start-up, so a
+// fork() can never catch one inside malloc, whose locks the child would
+// inherit held (glibc guards its own malloc at fork; ASan's allocator, of
+// GCC 12, does not, and the forked child hung in its first allocation).
 #pragma once
 
 #include <cstdint>
@@ -34,9 +43,12 @@ class ThreadPool {
   // A job: fn(context, item) for item in [0, count).
   using Fn = void (*)(void* context, int item);
 
+  // Run first on each worker thread (see above); must not throw.
+  using ThreadStart = void (*)();
+
   // Throws std::runtime_error, after stopping and joining the workers already
   // started, if a worker thread cannot be created.
-  explicit ThreadPool(int num_threads);
+  explicit ThreadPool(int num_threads, ThreadStart thread_start = nullptr);
   ~ThreadPool();  // joins the workers (not in a forked child: see above)
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -98,6 +110,7 @@ class ThreadPool {
   void RestartIfForked();
 
   int num_threads_;
+  ThreadStart thread_start_;
   std::uint64_t fork_generation_;
   std::unique_ptr<Crew> crew_;
   Poll poll_ = nullptr;

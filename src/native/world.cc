@@ -5,6 +5,13 @@
 
 namespace joltgym {
 
+void World::PrepareThread() noexcept {
+  MujocoReport report;
+  GuardMujoco([] {}, &report);
+  EngineScope engine(nullptr);
+  SimulationPoll poll(nullptr, nullptr);
+}
+
 World::World(std::shared_ptr<const Task> task, int max_episode_steps)
     : task_(std::move(task)), max_episode_steps_(max_episode_steps) {
   const mjModel* m = task_->model();

@@ -24,6 +24,12 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
+  // Makes the calling thread's state for stepping worlds: the thread-locals
+  // of MuJoCo's error guard, the engine seam and the simulation poll, whose
+  // first touch allocates. The world pool's thread-start hook, so that its
+  // workers never allocate once started (see thread_pool.h).
+  static void PrepareThread() noexcept;
+
   // Seeds the world's reset noise as Gymnasium seeds an env's np_random.
   void Seed(const SeedWords& seed) { rng_.Seed(seed); }
   void Seed(std::uint64_t seed) { rng_.Seed(seed); }

@@ -10,7 +10,7 @@ WorldPool::WorldPool(std::shared_ptr<const Task> task, int num_envs, int num_thr
     : task_(std::move(task)),
       needs_reset_(num_envs, 0),
       seeded_(num_envs, 0),
-      threads_(std::max(1, std::min(num_threads, num_envs))),
+      threads_(std::max(1, std::min(num_threads, num_envs)), &World::PrepareThread),
       mode_(mode) {
   const int agents = task_->num_agents();
   obs_stride_ = agents * task_->obs_dim();
@@ -186,8 +186,14 @@ void WorldPool::ResetWorld(int i) {
 
 bool WorldPool::ResetAll(bool reseed, const SeedWords& seed) {
   Drain();
-  auto body = [this, reseed, &seed](int i) {
-    if (reseed || !seeded_[i]) worlds_[i]->Seed(SeedPlus(seed, static_cast<std::uint64_t>(i)));
+  // The seeds are made here, not on the workers, which never allocate (see
+  // thread_pool.h).
+  world_seeds_.resize(num_envs());
+  for (int i = 0; i < num_envs(); ++i) {
+    if (reseed || !seeded_[i]) world_seeds_[i] = SeedPlus(seed, static_cast<std::uint64_t>(i));
+  }
+  auto body = [this, reseed](int i) {
+    if (reseed || !seeded_[i]) worlds_[i]->Seed(world_seeds_[i]);
     seeded_[i] = 1;
     ResetWorld(i);
   };

@@ -125,6 +125,7 @@ class WorldPool {
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<std::uint8_t> needs_reset_;
   std::vector<std::uint8_t> in_flight_;  // sent, not yet received (owner thread only)
+  std::vector<SeedWords> world_seeds_;  // ResetAll's, made on the caller
   std::vector<std::uint8_t> lost_;       // in flight at a fork, not reset since
   std::vector<int> scratch_ids_;         // for Drain()
   int in_flight_count_ = 0;

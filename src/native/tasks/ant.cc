@@ -112,11 +112,7 @@ class Ant final : public LocomotionTask {
   // np.sum(np.square(np.clip(cfrc_ext, ...))) over every body, the world's
   // too, in NumPy's order of additions.
   double ClippedContactSumSquares(const mjData* d) const {
-    const int n = 6 * model()->nbody;
-    thread_local std::vector<double> clipped;
-    clipped.resize(n);
-    for (int i = 0; i < n; ++i) clipped[i] = Clip(d->cfrc_ext[i]);
-    return NumpySumSquares(clipped.data(), n);
+    return NumpyClippedSumSquares(d->cfrc_ext, 6 * model()->nbody, contact_range_.first, contact_range_.second);
   }
 
   bool IsHealthy(const mjData* d) const {

@@ -5,11 +5,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "errors.h"
@@ -18,6 +21,33 @@
 #include "thread_pool.h"
 #include "world.h"
 #include "world_pool.h"
+
+// Counts the allocations made on threads other than the main one while
+// g_count_worker_news is set (see TestWorkersDoNotAllocateOnceStarted).
+std::atomic<bool> g_count_worker_news{false};
+std::atomic<long> g_worker_news{0};
+const std::thread::id g_main_thread = std::this_thread::get_id();
+
+// A place for a debugger's breakpoint: where a worker allocated.
+__attribute__((noinline)) void NoteWorkerNew() {
+  g_worker_news.fetch_add(1, std::memory_order_relaxed);
+  asm volatile("");
+}
+
+void* operator new(std::size_t size) {
+  if (g_count_worker_news.load(std::memory_order_relaxed) && std::this_thread::get_id() != g_main_thread) {
+    NoteWorkerNew();
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+// The replacement operator new above allocates with malloc, so free is the
+// matching release (GCC cannot tell that they are a replacement pair).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -158,6 +188,49 @@ void TestThreadPoolAsyncItems() {
       // Queued at destruction: the workers stop, nothing hangs.
       pool.Submit(ids.data(), n);
     }
+  }
+}
+
+// The thread-start hook has run on every worker when the constructor returns.
+std::atomic<int> g_thread_starts{0};
+
+void TestThreadPoolStartHook() {
+  for (int threads : {1, 2, 4}) {
+    g_thread_starts.store(0);
+    joltgym::ThreadPool pool(threads, [] { g_thread_starts.fetch_add(1); });
+    CHECK(g_thread_starts.load() == threads - 1);
+    pool.ParallelFor(16, [](void*, int) {}, nullptr);
+    CHECK(g_thread_starts.load() == threads - 1);
+  }
+}
+
+// A world pool's workers allocate nothing once the pool is made, over steps,
+// async items and auto-resets of every task: a fork() then never catches a
+// worker inside the allocator, whose locks the child would inherit held (a
+// child forked under ASan hung so; Ant's contact cost grew a thread-local
+// vector on each worker's first step).
+void TestWorkersDoNotAllocateOnceStarted() {
+  for (const auto& [name, info] : TaskRegistry::Get().all()) {
+    auto task = MakeTask(name);
+    const int n = 6;
+    WorldPool pool(task, n, 3, 7, AutoresetMode::kNextStep);
+    Buffers b(*task, n);
+    pool.Bind(b.View());
+    joltgym::Rng rng(5);
+    const auto act = RandomActions(*task, n, rng);
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[i] = i;
+    g_worker_news.store(0);
+    g_count_worker_news.store(true);
+    pool.ResetAll(true, joltgym::SeedFromU64(3));
+    for (int t = 0; t < 20; ++t) {
+      pool.StepAll(act.data());
+      pool.Send(act.data(), ids.data(), n);
+      pool.Drain();
+    }
+    g_count_worker_news.store(false);
+    if (g_worker_news.load() != 0) std::fprintf(stderr, "%s: %ld allocations on workers\n", name.c_str(), g_worker_news.load());
+    CHECK(g_worker_news.load() == 0);
   }
 }
 
@@ -348,6 +421,8 @@ int main() {
   const std::vector<std::pair<const char*, std::function<void()>>> tests = {
       {"thread_pool_covers_every_item_once", TestThreadPoolCoversEveryItemOnce},
       {"thread_pool_async_items", TestThreadPoolAsyncItems},
+      {"thread_pool_start_hook", TestThreadPoolStartHook},
+      {"workers_do_not_allocate_once_started", TestWorkersDoNotAllocateOnceStarted},
       {"every_task_steps", TestEveryTaskSteps},
       {"pool_is_deterministic_across_thread_counts", TestPoolIsDeterministicAcrossThreadCounts},
       {"next_step_autoreset", TestNextStepAutoreset},
