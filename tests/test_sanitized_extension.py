@@ -55,7 +55,10 @@ SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "te
           # Hostile use of the newer surfaces: pools dropped in flight, rendering
           # from threads, signals, lying ints, the vector envs; and the SB3
           # adapters (the single-agent VecEnv and the agent rows).
-          "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py"]
+          "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py",
+          # The Jolt engine under its own asserts: every Jolt task, bad input and
+          # hostile states (a world blowing up must end its episode, not abort).
+          "test_jolt.py"]
 # Run with the RLlib environment's interpreter (.venv-rllib, the same Python
 # version, so the same sanitized extension loads): the RLlib adapter's batched
 # env under hostile use (no Ray cluster is started).
