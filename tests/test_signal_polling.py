@@ -1,7 +1,7 @@
 """Long native calls notice signals (issue 25, item 5's residual): a
 WorldPool's recv() of a large batch, a pool of one world's step_all(), and a
-single world's step(), each of frame_skip=1000 humanoid timesteps, are
-stopped by a SIGALRM (or Ctrl-C) handler that raises, and the object stays
+single world's step() (on MuJoCo and on Jolt), each of frame_skip=1000
+humanoid timesteps, are stopped by a SIGALRM (or Ctrl-C) handler that raises, and the object stays
 usable afterwards. Each runs in a fresh interpreter with a timeout (a call
 that ignores the signal runs for tens of seconds, or hangs)."""
 
@@ -132,6 +132,9 @@ SINGLE_WORLD = """
              lambda w: w.step(np.zeros(17, np.float32)), lambda w: w.reset(seed=1)),
             (lambda: _core.MultiAgentEnv("sumo", robot="humanoid", frame_skip=1000),
              lambda w: w.step(np.zeros((2, 17), np.float32)), lambda w: w.reset(seed=1)),
+            # On Jolt too: its updates are polled as MuJoCo's timesteps are.
+            (lambda: _core.SingleAgentCore("humanoid", frame_skip=1000, engine="jolt"),
+             lambda w: w.step(np.zeros(17, np.float32)), lambda w: w.reset(seed=1)),
             (lambda: WorldPool("humanoid", 1, frame_skip=1000),
              lambda w: w.step_all(np.zeros((1, 1, 17), np.float32)), lambda w: w.reset_all(seed=1))):
         world = make()
@@ -165,4 +168,4 @@ SINGLE_WORLD = """
 
 def test_a_long_single_world_step_is_interrupted_by_a_signal():
     proc = run_python(SINGLE_WORLD, timeout=300)
-    assert proc.returncode == 0 and proc.stdout.count("interrupted after") == 3, describe(proc)
+    assert proc.returncode == 0 and proc.stdout.count("interrupted after") == 4, describe(proc)

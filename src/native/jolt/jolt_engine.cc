@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../simulation_poll.h"
 #include "hinge_joint.h"
 
 namespace joltgym {
@@ -975,7 +976,13 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   const double h = m->opt.timestep / model_.substeps;
   if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
   std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
+  // On a thread that notices signals (a single world's step), a pending one
+  // stops the step between two updates: the world is then mid-step (as
+  // Simulate's MuJoCo loop leaves it) and only a reset may follow.
+  const bool polls = SimulationPoll::poll() != nullptr;
+  auto next_poll = polls ? SimulationPoll::FirstDue() : std::chrono::steady_clock::time_point{};
   for (int step = 0; step < steps && !blown_up_; ++step) {
+    if (polls && step > 0 && SimulationPoll::Due(&next_poll)) return true;
     std::fill(joint_forces_.begin(), joint_forces_.end(), 0.0);
     for (const ActuatorPlan& a : model_.actuators) {
       double ctrl = d->ctrl[a.actuator];
