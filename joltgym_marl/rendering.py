@@ -115,7 +115,7 @@ def lazy_renderer(owner: Any, make: Callable[[], WorldRenderer], attribute: str 
     return renderer
 
 
-def _release_gl_context() -> None:
+def release_gl_context() -> None:
     """Makes no OpenGL context current on the calling thread. A context is
     current on at most one thread (EGL answers EGL_BAD_ACCESS to a second),
     so a renderer releases its context after each use: the next frame may be
@@ -200,7 +200,7 @@ class WorldRenderer:
                 "(import joltgym_marl first, or export MUJOCO_GL=egl)"
             ) from error
         finally:
-            _release_gl_context()  # mujoco.Renderer made its context current on this thread
+            release_gl_context()  # mujoco.Renderer made its context current on this thread
         self._follow = follow or (lambda data: data.xpos[1].copy())
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
@@ -230,7 +230,7 @@ class WorldRenderer:
             try:
                 return self._renderer.render().copy()
             finally:
-                _release_gl_context()
+                release_gl_context()
 
     def show(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Shows the state in MuJoCo's interactive viewer (needs a display)."""
@@ -254,7 +254,7 @@ class WorldRenderer:
                     self._renderer.close()
                 finally:
                     self._renderer = None
-                    _release_gl_context()
+                    release_gl_context()
 
 
 def follow_torso(data) -> np.ndarray:

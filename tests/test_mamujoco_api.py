@@ -98,6 +98,70 @@ def test_rendering_rgb_array():
     env.close()
 
 
+# The -v5 rendering keywords (Farama's env passes **kwargs to gymnasium.make).
+FRAME_CASES = [("HalfCheetah", "6x1", dict(width=64, height=48)),
+               ("Ant", "4x2", dict(camera_id=-1, width=80, height=60)),
+               ("Walker2d", "2x3", dict(default_camera_config={"distance": 2.5}, width=50, height=40)),
+               ("Swimmer", "2x1", dict(max_geom=200, width=32, height=32)),
+               ("Hopper", "3x1", dict(width=40, height=40, camera_name="track")),
+               ("ManySegmentSwimmer", "2x2", dict(width=40, height=30))]
+
+
+@pytest.mark.parametrize(("scenario", "conf", "kwargs"), FRAME_CASES)
+def test_frames_equal_faramas_with_the_v5_rendering_keywords(scenario, conf, kwargs):
+    """Frames are Farama's, pixel for pixel, at the same state (they were
+    refused with TypeError, and drawn by another camera)."""
+    from gymnasium_robotics import mamujoco_v1 as farama
+
+    ours = mamujoco_v1.parallel_env(scenario, conf, render_mode="rgb_array", **kwargs)
+    ref = farama.parallel_env(scenario, conf, render_mode="rgb_array", **kwargs)
+    ours.reset(seed=3)
+    ref.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        actions = {a: rng.uniform(-1, 1, ours.action_space(a).shape).astype(np.float32) for a in ours.agents}
+        ours.step(actions)
+        ref.step(actions)
+        frame = ours.render()
+        # Gymnasium's renderer makes its context current once, when made: with
+        # another env's context in use since (ours), the reference's must be
+        # made current again or it draws black.
+        ref.single_agent_env.unwrapped.mujoco_renderer._get_viewer("rgb_array").make_context_current()
+        expected = ref.render()
+        assert frame.shape == expected.shape and frame.dtype == expected.dtype
+        assert np.array_equal(frame, expected)
+    ours.close()
+    ref.close()
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    (dict(width=0), ValueError, "width"), (dict(height=-1), ValueError, "height"),
+    (dict(width="64"), TypeError, "width"), (dict(height=None), TypeError, "height"),
+    (dict(width=10**9), ValueError, "width"),
+    (dict(camera_id=0, camera_name="track"), ValueError, "camera_id and camera_name"),
+    (dict(default_camera_config="near"), ValueError, "default_camera_config"),
+    (dict(default_camera_config=3), TypeError, "default_camera_config"),
+    (dict(max_geom=0), ValueError, "max_geom"), (dict(max_geom=True), ValueError, "max_geom")])
+def test_rendering_keywords_are_checked_at_construction(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        mamujoco_v1.parallel_env("HalfCheetah", "2x3", render_mode="rgb_array", **kwargs)
+
+
+def test_copy_data_into_refuses_what_is_not_a_data_of_the_model():
+    import mujoco
+
+    env = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    env.reset(seed=0)
+    pool = env._core.pool
+    with pytest.raises(TypeError, match="mujoco.MjData"):
+        pool.copy_data_into(0, object())
+    other = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='1'/></body></worldbody></mujoco>")
+    with pytest.raises(ValueError, match="nq=7, expected 9"):
+        pool.copy_data_into(0, mujoco.MjData(other))
+    with pytest.raises(IndexError):
+        pool.copy_data_into(1, mujoco.MjData(other))
+
+
 def test_observations_are_new_arrays_each_step():
     env = mamujoco_v1.parallel_env("HalfCheetah", "6x1")
     obs0, _ = env.reset(seed=1)

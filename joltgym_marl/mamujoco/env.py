@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import operator
+import os
+import tempfile
 import threading
 from typing import Any, ClassVar
 
@@ -176,16 +178,73 @@ class _Core:
         return out
 
 
-class _RenderTarget:
-    """What the renderer needs of a native core (one world of the pool)."""
+# The keywords of a -v5 env's renderer (MujocoEnv's), with v5's defaults.
+RENDER_KEYWORDS = {"width": 480, "height": 480, "camera_id": None, "camera_name": None,
+                   "default_camera_config": "v5", "max_geom": 1000, "visual_options": None}
 
-    def __init__(self, pool):
+
+def _render_options(robot: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The renderer's options: v5's defaults for `robot` where not given,
+    checked now (a bad size is refused here, not at the first render())."""
+    from joltgym_marl.envs.mujoco_env import v5_camera_config
+
+    options = {**RENDER_KEYWORDS, **given}
+    options["width"], options["height"] = rendering.check_render_size(options["width"], options["height"], 1, 16384)
+    config = options["default_camera_config"]
+    if isinstance(config, str):
+        if config != "v5":
+            raise ValueError(f"default_camera_config should be a dict or None, got {config!r:.100}")
+        options["default_camera_config"] = v5_camera_config(robot)
+    elif config is not None and not isinstance(config, dict):
+        raise TypeError(f"default_camera_config should be a dict or None, got {config!r:.100}")
+    max_geom = options["max_geom"]
+    if isinstance(max_geom, (bool, np.bool_)) or not isinstance(max_geom, (int, np.integer)) or max_geom < 1:
+        raise ValueError(f"max_geom should be an int >= 1, got {max_geom!r:.100}")
+    if options["camera_id"] is not None and options["camera_name"] is not None:
+        raise ValueError("camera_id and camera_name cannot both be given (as in Gymnasium's MujocoEnv)")
+    return options
+
+
+class _V5Renderer:
+    """World 0 of a pool drawn by Gymnasium's MujocoRenderer, as the -v5 env
+    that Farama's MaMuJoCo wraps draws itself: a MuJoCo model of the world
+    and an MjData that receives a copy of the world's whole mjData before each
+    frame (as the last step left it: its bodies' poses are those mj_step
+    computed, which a mj_forward of qpos would not reproduce)."""
+
+    def __init__(self, pool, options: dict[str, Any]):
+        rendering.prefer_headless_gl()
+        import mujoco
+        from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "world.mjb")
+            with open(path, "wb") as f:
+                f.write(pool.model_mjb())
+            self.model = mujoco.MjModel.from_binary_path(path)
+        self.model.vis.global_.offwidth = options["width"]
+        self.model.vis.global_.offheight = options["height"]
+        self.data = mujoco.MjData(self.model)
         self._pool = pool
-        self.camera = pool.camera
-        self.num_agents = 1
+        self._renderer = MujocoRenderer(self.model, self.data, options["default_camera_config"],
+                                        options["width"], options["height"], options["max_geom"],
+                                        options["camera_id"], options["camera_name"],
+                                        options["visual_options"] or {})
 
-    def model_mjb(self):
-        return self._pool.model_mjb()
+    def render(self, mode: str):
+        self._pool.copy_data_into(0, self.data)
+        # MujocoRenderer makes its context current only on the thread that
+        # made it; a frame may be asked for on any thread (one at a time, under
+        # the env's lock), so the context is made current here and released after.
+        self._renderer._get_viewer(mode).make_context_current()
+        try:
+            return self._renderer.render(mode)
+        finally:
+            if mode != "human":
+                rendering.release_gl_context()
+
+    def close(self) -> None:
+        self._renderer.close()
 
 
 class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
@@ -220,8 +279,12 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
                        agent_factorization=agent_factorization, local_categories=local_categories,
                        global_categories=global_categories, render_mode=render_mode,
                        agent_observation=agent_observation, **kwargs)
+        # The robot's rendering keywords, as its -v5 env takes them (Farama's
+        # env passes **kwargs to gymnasium.make): frames are drawn as v5 draws them.
+        render_options = {name: kwargs.pop(name) for name in RENDER_KEYWORDS if name in kwargs}
         self._core = _Core(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
                            global_categories, kwargs, 1, 1, None, agent_observation)
+        self._render_options = _render_options(self._core.f.robot, render_options)
         f = self._core.f
         self.scenario, self.agent_conf = scenario, agent_conf
         self.agent_obsk = f.agent_obsk
@@ -362,13 +425,11 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         # would make two renderers, and a close() meanwhile would drop it.
         with self._render_lock:
             self._check_open()
+            if self.render_mode == "human" and not rendering.has_display():
+                raise RuntimeError(rendering.NO_DISPLAY)
             if self._renderer is None:
-                self._renderer = rendering.renderer_for(_RenderTarget(self._core.pool), 480, 480)
-            qpos, qvel = self._core.pool.get_state(0)
-            if self.render_mode == "human":
-                self._renderer.show(qpos, qvel)
-                return None
-            return self._renderer.render(qpos, qvel)
+                self._renderer = _V5Renderer(self._core.pool, self._render_options)
+            return self._renderer.render(self.render_mode)
 
     def close(self) -> None:
         lock = getattr(self, "_render_lock", None)  # (absent if the constructor raised early)

@@ -118,6 +118,8 @@ waiting for reset_all() or reset_one(i); MuJoCo warnings are MujocoWarning.)",
       .def_readonly("recv_unstable", &PyWorldPool::recv_unstable_)
       .def_readonly("recv_elapsed_steps", &PyWorldPool::recv_elapsed_)
       .def("get_state", &PyWorldPool::GetState, py::arg("index"))
+      .def("copy_data_into", &PyWorldPool::CopyDataInto, py::arg("index"), py::arg("data"),
+           "Copies world index's whole mjData into data, a mujoco.MjData of a model made from model_mjb().")
       .def("set_state", &PyWorldPool::SetState, py::arg("index"), py::arg("qpos"), py::arg("qvel"))
       .def("set_option", [](PyWorldPool& s, py::handle name, py::handle value, py::handle index) {
              s.Open();

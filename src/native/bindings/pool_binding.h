@@ -320,6 +320,46 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
     return py::make_tuple(obs_, reward_, terminated_, truncated_);
   }
 
+  // Copies world `index`'s whole mjData (mj_copyData: state, derived
+  // quantities and contacts, as its last step left them) into `data`, a
+  // mujoco.MjData of a model with this task's sizes (one made from
+  // model_mjb()), under the pool's lock: a renderer then draws the world
+  // exactly as the Gymnasium env it equals would draw itself.
+  void CopyDataInto(py::handle index, const py::object& data) {
+    const int i = CheckIndex(index);
+    const mjModel* m = Open().task().model();
+    if (!py::hasattr(data, "_address") || !py::hasattr(data, "model") ||
+        !py::hasattr(data.attr("model"), "_address")) {
+      throw py::type_error("data should be a mujoco.MjData of a model made from model_mjb(), got " +
+                           ClipMiddle(py::str(py::type::of(data)).cast<std::string>(), 200));
+    }
+    const py::object model = data.attr("model");
+    const std::pair<const char*, long long> sizes[] = {
+        {"nq", m->nq}, {"nv", m->nv}, {"nu", m->nu}, {"na", m->na}, {"nbody", m->nbody},
+        {"ngeom", m->ngeom}, {"nbuffer", static_cast<long long>(m->nbuffer)},
+        {"narena", static_cast<long long>(m->narena)}};
+    for (const auto& [name, expected] : sizes) {
+      const long long got = model.attr(name).cast<long long>();
+      if (got != expected) {
+        throw py::value_error("data should be a mujoco.MjData of a model made from model_mjb(); its model has " +
+                              std::string(name) + "=" + std::to_string(got) + ", expected " +
+                              std::to_string(expected));
+      }
+    }
+    auto* dest = reinterpret_cast<mjData*>(data.attr("_address").cast<std::uintptr_t>());
+    std::mutex& mutex = Mutex();
+    bool busy = false;
+    WithoutGil([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (pool_) {
+        busy = pool_->in_flight(i);
+        if (!busy) mj_copyData(dest, m, pool_->world(i).data());
+      }
+    });
+    Open();
+    if (busy) throw InFlightError("copy_data_into()", i);
+  }
+
   // Copies world `index`'s qpos/qvel under the pool's lock, so a reader (a
   // renderer, say) never sees a world half-way through a step that another
   // Python thread is running.
