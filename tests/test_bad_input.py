@@ -501,6 +501,9 @@ BAD_KWARGS = [
     ("half_cheetah", {"exclude_current_positions_from_observation": 1}, TypeError,
      "exclude_current_positions_from_observation should be a bool, got int 1"),
     ("half_cheetah", {"xml_file": 3}, TypeError, "xml_file should be a str or path, got int 3"),
+    # A name, not a file: no "or path" (it used to say so).
+    ("half_cheetah", {"engine": 3}, TypeError, "engine should be a str, got int 3"),
+    ("humanoid", {"engine": None}, TypeError, "engine should be a str, got NoneType None"),
     ("humanoid", {"healthy_z_range": (2, 1)}, ValueError, "healthy_z_range should have low <= high, got (2, 1)"),
     ("humanoid", {"healthy_z_range": (1,)}, TypeError, "healthy_z_range should be a (low, high) pair of numbers, got (1,)"),
     ("humanoid", {"healthy_z_range": "ab"}, TypeError, "healthy_z_range should be a (low, high) pair of numbers, got 'ab'"),

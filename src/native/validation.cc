@@ -139,8 +139,10 @@ Params ConvertParams(const std::vector<ParamSpec>& specs,
       }
       case ParamKind::kString:
         if (!value.IsPath()) {
-          throw BadType(name + " should be a str or path, got " + value.TypeName() + " " +
-                        value.Repr());
+          // (A file may be given as a path object; the others are names.)
+          const bool file = name.size() > 5 && name.compare(name.size() - 5, 5, "_file") == 0;
+          throw BadType(name + (file ? " should be a str or path, got " : " should be a str, got ") +
+                        value.TypeName() + " " + value.Repr());
         }
         out.text = value.Text();
         out.is_text = true;
