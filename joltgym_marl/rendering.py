@@ -94,6 +94,30 @@ def check_render_size(width, height, low: int = MIN_SIZE, high: int = MAX_SIZE) 
     return tuple(as_int(value, name, low, high) for name, value in (("width", width), ("height", height)))
 
 
+def check_camera_kind(camera_id, camera_name) -> None:
+    """The types of v5's camera keywords, checked at construction (the model's
+    cameras are checked against them by check_camera, when the renderer is made)."""
+    if camera_id is not None and (isinstance(camera_id, (bool, np.bool_)) or not isinstance(camera_id, (int, np.integer))):
+        raise TypeError(f"camera_id should be None or an int, got {type(camera_id).__name__} {camera_id!r:.100}")
+    if camera_name is not None and not isinstance(camera_name, str):
+        raise TypeError(f"camera_name should be None or a str, got {type(camera_name).__name__} {camera_name!r:.100}")
+    if camera_id is not None and camera_name is not None:
+        raise ValueError("camera_id and camera_name cannot both be given (as in Gymnasium's MujocoEnv)")
+
+
+def check_camera(model, camera_id, camera_name) -> None:
+    """Refuses a camera `model` does not have, before Gymnasium's renderer is
+    made: MuJoCo ends the process on a fixed camera id out of range, and
+    Gymnasium's renderer silently draws the free camera for an unknown name."""
+    check_camera_kind(camera_id, camera_name)
+    names = [model.camera(i).name for i in range(model.ncam)]
+    if camera_id is not None and not -1 <= camera_id < model.ncam:
+        cameras = f"one of the model's {model.ncam} cameras, 0 to {model.ncam - 1}" if model.ncam else "(the model has no camera)"
+        raise ValueError(f"camera_id should be -1 (the free camera) or {cameras}, got {camera_id}")
+    if camera_name is not None and camera_name not in names:
+        raise ValueError(f"camera_name should name one of the model's cameras {names}, got {camera_name!r:.100}")
+
+
 def require_display_for_human(render_mode: str | None) -> None:
     """Gymnasium envs refuse human mode up front where no display exists."""
     if render_mode == "human" and not has_display():

@@ -15,10 +15,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import gymnasium
 import numpy as np
 import pytest
 
-from joltgym_marl import WorldPool
+from joltgym_marl import WorldPool, mamujoco_v1
 
 
 def run_python(code: str, *, timeout: float = 180) -> subprocess.CompletedProcess:
@@ -589,3 +590,29 @@ def test_jolt_settings_with_another_engine_are_refused():
     with pytest.raises(ValueError, match=r"jolt_velocity_iterations=20 only applies to engine='jolt'"):
         gymnasium.make("joltgym_marl/HalfCheetah-v0", jolt_velocity_iterations=20)
     WorldPool("half_cheetah", 1, jolt_substeps=1).close()  # the default, given explicitly, is fine
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: gymnasium.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", width=32, height=32, **kw),
+    lambda **kw: mamujoco_v1.parallel_env("HalfCheetah", "2x3", render_mode="rgb_array", width=32, height=32, **kw)])
+def test_a_camera_the_model_does_not_have_is_refused(make):
+    """A fixed camera id out of range ended the process (MuJoCo's fatal error in
+    mjv_cameraFrustum, exit 1) at the first render; an unknown camera name drew
+    the free camera silently. Both are refused, naming the model's cameras;
+    their types are checked at construction."""
+    for kwargs, match in ((dict(camera_id=10**9), r"camera_id should be -1 \(the free camera\) or one of the model's 1 cameras"),
+                          (dict(camera_id=-2), "got -2"),
+                          (dict(camera_name="nope"), r"camera_name should name one of the model's cameras \['track'\]")):
+        env = make(**kwargs)
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=match):
+            env.render()
+        env.close()
+    with pytest.raises(TypeError, match="camera_id should be None or an int, got str '0'"):
+        make(camera_id="0")
+    with pytest.raises(TypeError, match="camera_name should be None or a str"):
+        make(camera_name=3)
+    env = make(camera_name="track")
+    env.reset(seed=0)
+    assert env.render().shape == (32, 32, 3)
+    env.close()

@@ -116,6 +116,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
                  dtype: Any = np.float64, **kwargs: Any):
         check_render_mode(render_mode)
         width, height = rendering.check_render_size(width, height, 1, 16384)
+        rendering.check_camera_kind(camera_id, camera_name)
         self._dtype = np.dtype(dtype)
         if self._dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise ValueError(f"dtype should be numpy.float64 or numpy.float32, got {dtype!r}")
@@ -189,6 +190,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
                 if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 16384:
                     raise ValueError(f"{name} should be an int in [1, 16384], got {value!r}")
             model, data = self._materialize()
+            rendering.check_camera(model, self.camera_id, self.camera_name)
             camera_config, max_geom, visual_options = self._render_options
             self._renderer = MujocoRenderer(model, data, camera_config, self.width, self.height, max_geom,
                                             self.camera_id, self.camera_name, visual_options)

@@ -200,8 +200,7 @@ def _render_options(robot: str, given: dict[str, Any]) -> dict[str, Any]:
     max_geom = options["max_geom"]
     if isinstance(max_geom, (bool, np.bool_)) or not isinstance(max_geom, (int, np.integer)) or max_geom < 1:
         raise ValueError(f"max_geom should be an int >= 1, got {max_geom!r:.100}")
-    if options["camera_id"] is not None and options["camera_name"] is not None:
-        raise ValueError("camera_id and camera_name cannot both be given (as in Gymnasium's MujocoEnv)")
+    rendering.check_camera_kind(options["camera_id"], options["camera_name"])
     return options
 
 
@@ -226,6 +225,7 @@ class _V5Renderer:
         self.model.vis.global_.offheight = options["height"]
         self.data = mujoco.MjData(self.model)
         self._pool = pool
+        rendering.check_camera(self.model, options["camera_id"], options["camera_name"])
         self._renderer = MujocoRenderer(self.model, self.data, options["default_camera_config"],
                                         options["width"], options["height"], options["max_geom"],
                                         options["camera_id"], options["camera_name"],
