@@ -144,6 +144,26 @@ def test_np_random_is_the_source_of_reset_noise(name):
     assert data_equivalence(reference.unwrapped.np_random.random(), ours.unwrapped.np_random.random())
 
 
+def test_an_np_random_native_noise_cannot_take_is_refused_by_name():
+    """The reset noise is PCG64's stream: another generator is refused, and a
+    state that is not a pair of ints in [0, 2**128) is named (a str in it
+    surfaced int()'s "invalid literal for int() with base 10: 'x'")."""
+    env = gym.make("joltgym_marl/Hopper-v0")
+    env.unwrapped.np_random = np.random.Generator(np.random.MT19937(0))
+    with pytest.raises(ValueError, match=r"np_random should be a numpy Generator over PCG64 .* got 'MT19937'"):
+        env.reset()
+    core = env.unwrapped.core
+    for bad, error, message in ((("x", 1), TypeError, r"rng_state's state should be an int in \[0, 2\*\*128\), got str"),
+                                ((1, 2.5), TypeError, r"rng_state's inc should be an int .* got float"),
+                                ((True, 1), TypeError, r"rng_state's state should be an int .* got bool"),
+                                ((-1, 1), ValueError, r"rng_state's state should be an int in \[0, 2\*\*128\)"),
+                                ((2**128, 1), ValueError, r"rng_state's state should be an int in \[0, 2\*\*128\)")):
+        with pytest.raises(error, match=message):
+            core.rng_state = bad
+    core.rng_state = (np.uint64(5), 2**127 + 1)  # any integer type, by operator.index
+    assert core.rng_state == (5, 2**127 + 1)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_real_mujoco_env(name):
     reference, ours = pair(name)

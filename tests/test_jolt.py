@@ -548,3 +548,88 @@ def test_timestep_and_gravity_changes_take_effect_on_jolt():
     model.opt.gravity[:] = (0.0, 0.0, -9.81)
     model.opt.timestep = 0.01
     assert np.isfinite(env.step(np.zeros(6))[1])
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "jolt"])
+def test_a_state_written_into_data_takes_effect_on_either_engine(engine):
+    """A user who writes env.unwrapped.data.qpos / qvel between steps (as v5's
+    users do) moves the robot on MuJoCo; on Jolt the write used to be thrown
+    away by the next step while the reward was computed from it (a phantom
+    5 m jump: reward -99). Now both engines start the step from the written
+    state, and a non-finite write is a blow-up on both: the episode ends with
+    physics_unstable and the observation is the reset state's, not NaN."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine)
+    env.reset(seed=0)
+    data = env.unwrapped.data
+    data.qpos[0], data.qvel[0] = 5.0, 3.0
+    _, reward, _, truncated, _ = env.step(np.zeros(6, np.float32))
+    assert data.qpos[0] > 5.1 and data.qvel[0] > 2.5, (data.qpos[0], data.qvel[0])
+    assert 2.0 < reward < 4.0 and not truncated  # the forward velocity, about 3 m/s
+    data.qpos[3] = np.nan
+    obs, reward, _, truncated, info = env.step(np.zeros(6, np.float32))
+    assert truncated and info["physics_unstable"]
+    assert np.isfinite(obs).all() and np.isfinite(data.qpos).all()
+    env.reset(seed=0)  # and the world goes on
+    assert np.isfinite(env.step(np.zeros(6, np.float32))[0]).all()
+
+
+def test_do_simulation_steps_the_jolt_world():
+    """v5's do_simulation ran mujoco.mj_step on the Jolt world's mirror: its
+    result was thrown away by the next step (the robot teleported back). It
+    now advances the Jolt world itself, and the next step goes on from there."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine="jolt")
+    env.reset(seed=0)
+    unwrapped = env.unwrapped
+    x0 = unwrapped.data.qpos[0]
+    unwrapped.do_simulation(np.ones(6), 200)
+    x = unwrapped.data.qpos[0]
+    assert abs(x - x0) > 0.05
+    assert_array_equal(unwrapped.get_state()[0], unwrapped.data.qpos)
+    _, reward, *_ = env.step(np.zeros(6, np.float32))
+    assert abs(unwrapped.data.qpos[0] - x) < 0.05 and abs(reward) < 2.0  # no jump back
+    for bad, error in ((0, ValueError), (-1, ValueError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(error, match="n_frames"):
+            unwrapped.do_simulation(np.zeros(6), bad)
+
+
+@pytest.mark.parametrize("field", ["body_mass", "geom_size", "geom_friction", "actuator_gear", "dof_damping",
+                                   "jnt_range", "body_pos"])
+def test_a_model_change_jolt_cannot_follow_is_refused_not_ignored(field):
+    """Jolt builds its bodies from the model once: a change to a mass, a size,
+    a friction, a gear, a damping, a range or a body's position used to be
+    silently ignored (the rollout stayed bit for bit the unchanged one's). It
+    is refused with the field's name, the world unchanged, and set back it is
+    accepted again; timestep, gravity and ctrlrange changes still take effect."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine="jolt")
+    env.reset(seed=0)
+    model = env.unwrapped.model
+    before = np.array(getattr(model, field), copy=True)
+    state = env.unwrapped.get_state()
+    getattr(model, field)[-1] *= 1.5  # the last body, joint or geom: the front foot's
+    with pytest.raises(ValueError, match=rf"model\.{field} was changed; engine='jolt' builds"):
+        env.step(np.zeros(6, np.float32))
+    assert_array_equal(env.unwrapped.get_state()[0], state[0])
+    getattr(model, field)[:] = before
+    env.step(np.zeros(6, np.float32))
+    model.actuator_ctrlrange[0] = (-0.5, 0.5)
+    model.opt.timestep = 0.005
+    env.step(np.zeros(6, np.float32))
+
+
+def test_a_friction_cone_mujoco_would_crash_on_is_refused():
+    """model.opt.cone = 7 ended the process with a segmentation fault on the
+    next step (MuJoCo indexes by it unchecked; v5's env crashes too): refused
+    by step and do_simulation with ValueError naming it, on either engine."""
+    for engine in ("mujoco", "jolt"):
+        env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine)
+        env.reset(seed=0)
+        model = env.unwrapped.model
+        for field, value in (("cone", 7), ("cone", -1), ("jacobian", 9)):
+            setattr(model.opt, field, value)
+            with pytest.raises(ValueError, match=rf"model\.opt\.{field} should be .* got {value}"):
+                env.step(np.zeros(6, np.float32))
+            with pytest.raises(ValueError, match=rf"model\.opt\.{field} should be"):
+                env.unwrapped.do_simulation(np.zeros(6), 1)
+            setattr(model.opt, field, 0)
+        model.opt.cone = 1  # an elliptic cone is fine
+        env.step(np.zeros(6, np.float32))

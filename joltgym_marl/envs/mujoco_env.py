@@ -281,7 +281,18 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         import mujoco
 
         model, data = self._materialize()
+        self._core.check_model()  # options MuJoCo would crash on (v5's would)
         data.ctrl[:] = ctrl
+        if self._core.engine != "mujoco":
+            # Another engine steps its own world (data is its mirror, which mj_step would leave
+            # behind), and writes the mirror's contact forces itself.
+            remaining = n_frames
+            while True:
+                chunk = min(remaining, _SIMULATION_CHUNK) if isinstance(remaining, int) else remaining
+                self._core.simulate(chunk)
+                remaining -= chunk
+                if remaining <= 0:
+                    return
         if isinstance(n_frames, (int, np.integer)) and not isinstance(n_frames, bool) and n_frames > 0:
             remaining = int(n_frames)
             while remaining > 0:

@@ -38,6 +38,12 @@ class EngineModel {
   virtual ~EngineModel() = default;
   virtual const std::string& name() const = 0;
   virtual std::unique_ptr<Engine> MakeEngine() const = 0;
+  // The name of a field of `model` (one of the model's arrays this engine
+  // model was built from, e.g. "body_mass") whose values differ from those
+  // it was built with, or "" if none does. A user may change the model of a
+  // Gymnasium env between steps; an engine that reads a field only when it
+  // is built cannot follow such a change, and says so through this.
+  virtual std::string ChangedField(const mjModel* model) const = 0;
 };
 
 // Solver settings of an engine other than MuJoCo (the Jolt keywords).

@@ -94,6 +94,21 @@ bool World::Step(const float* actions, double* obs, double* reward, bool* termin
   return done;
 }
 
+bool World::Simulate(int frame_skip) {
+  const mjModel* m = task_->model();
+  mjData* d = data_;
+  bool stable = true;
+  const EngineScope scope(engine_.get());
+  const bool ok = GuardMujoco([&] { stable = joltgym::Simulate(m, d, frame_skip); }, &report_);
+  interrupted_ = TakeSimulationInterrupted();
+  if (!ok || interrupted_) {
+    failed_ = true;
+    has_episode_ = false;
+    return false;
+  }
+  return stable;
+}
+
 void World::SetState(const double* qpos, const double* qvel, double* obs) {
   const Task& task = *task_;
   const mjModel* m = task.model();

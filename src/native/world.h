@@ -53,6 +53,12 @@ class World {
   bool Step(const float* actions, double* obs, double* reward, bool* terminated, bool* truncated,
             double* info);
 
+  // Advances the physics alone by `frame_skip` timesteps with the controls
+  // already in data()->ctrl, on the world's engine (Gymnasium's
+  // do_simulation): no reward, no episode clock. Guarded as Step; returns
+  // false if the physics became unstable or MuJoCo failed (see failed()).
+  bool Simulate(int frame_skip);
+
   // True if the last Step() ended on MuJoCo's instability warning.
   bool last_step_unstable() const { return last_step_unstable_; }
   bool has_episode() const { return has_episode_; }

@@ -52,6 +52,7 @@ class PyWorld {
   // first reset without a seed draws one.
   void Reset(const py::object& seed, const py::object& options) {
     RequireNotPolling();
+    CheckAdoptedModel();
     const bool reseed = !seed.is_none() || !seeded_;
     const SeedWords s = reseed ? SeedOrRandom(seed) : SeedWords{};
     ApplyOptions(*task_, options, {world_->scratch()});
@@ -75,6 +76,7 @@ class PyWorld {
 
   void RequireUsable(const char* call) const {
     RequireNotPolling();
+    CheckAdoptedModel();
     if (world_->interrupted()) {
       throw StateError(std::string(call) +
                        " called after a step that was interrupted half-way (a signal handler "
@@ -108,6 +110,24 @@ class PyWorld {
     RaiseReport(world_->report(), "step()", "reset()");
   }
 
+  // do_simulation's physics on the world's own engine: `n_frames` timesteps
+  // with the controls in the world's data. Returns whether it stayed stable.
+  bool Simulate(py::handle n_frames) {
+    RequireUsable("simulate()");
+    const int frames = static_cast<int>(CheckInt(n_frames, "n_frames", 1, kMaxSimulateFrames));
+    HeldGilSignals signals(this);
+    bool stable = true;
+    {
+      const SimulationPoll poll(signals.poll(), &signals);
+      stable = world_->Simulate(frames);
+    }
+    if (world_->interrupted()) world_->report().Clear();
+    signals.RethrowIfRaised();
+    RaiseReport(world_->report(), "simulate()", "reset()");
+    return stable;
+  }
+  static constexpr long kMaxSimulateFrames = 1000;
+
   void SetState(py::handle qpos, py::handle qvel) {
     RequireUsable("set_state()");
     const mjModel* m = task_->model();
@@ -136,6 +156,37 @@ class PyWorld {
     py::array_t<double> out(py::ssize_t{task_->obs_dim()});
     std::memcpy(out.mutable_data(), obs_.data(), sizeof(double) * task_->obs_dim());
     return out;
+  }
+
+  // A model handed over by AdoptMujoco is the user's to change between calls.
+  // MuJoCo checks most of its options as it steps (an unknown integrator or
+  // solver is its error, which arrives as MujocoError), but not the friction
+  // cone, which it uses as an index: model.opt.cone = 7 ended the process
+  // with a segmentation fault (v5's envs too). Checked before every call.
+  void CheckAdoptedModel() const {
+    if (!mujoco_refs_) return;
+    const mjOption& opt = task_->model()->opt;
+    if (opt.cone != mjCONE_PYRAMIDAL && opt.cone != mjCONE_ELLIPTIC) {
+      throw py::value_error("model.opt.cone should be 0 (mujoco.mjtCone.mjCONE_PYRAMIDAL) or 1 "
+                            "(mjCONE_ELLIPTIC), got " + std::to_string(opt.cone));
+    }
+    if (opt.jacobian != mjJAC_DENSE && opt.jacobian != mjJAC_SPARSE && opt.jacobian != mjJAC_AUTO) {
+      throw py::value_error("model.opt.jacobian should be 0 (mujoco.mjtJacobian.mjJAC_DENSE), 1 "
+                            "(mjJAC_SPARSE) or 2 (mjJAC_AUTO), got " + std::to_string(opt.jacobian));
+    }
+    // Another engine builds its world from the model once: a change it cannot follow is
+    // refused rather than silently ignored.
+    if (const auto& engine = task_->engine_model()) {
+      const std::string field = engine->ChangedField(task_->model());
+      if (!field.empty()) {
+        throw py::value_error(
+            "model." + field + " was changed; engine='" + engine->name() +
+            "' builds its bodies, joints and actuators from the model once, so of the model only "
+            "opt.timestep, opt.gravity, the fluid options and the actuators' ctrlrange may change "
+            "on it (engine='mujoco' takes every change): expected model." + field +
+            " as the env was made (set it back, or make a new env, e.g. from an edited xml_file)");
+      }
+    }
   }
 
   // Hands the world over to a Python mujoco.MjModel / MjData pair made from
@@ -179,7 +230,14 @@ class PyWorld {
     RequireNotPolling();
     if (value.size() != 2) throw py::value_error("rng_state should be a (state, inc) pair of ints");
     auto split = [](py::handle v, const char* name, std::uint64_t* high, std::uint64_t* low) {
-      py::int_ i = py::reinterpret_borrow<py::object>(v);
+      // An exact int through operator.index (py::int_ of a str would parse it; an int
+      // subclass may lie in its comparisons).
+      if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
+        throw py::type_error(std::string("rng_state's ") + name + " should be an int in [0, 2**128), got " +
+                             py::str(py::type::of(v).attr("__name__")).cast<std::string>());
+      }
+      auto i = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+      if (!i) throw py::error_already_set();
       if (i.attr("__lt__")(0).cast<bool>() || i.attr("bit_length")().cast<int>() > 128) {
         throw py::value_error(std::string("rng_state's ") + name + " should be an int in [0, 2**128)");
       }
@@ -352,6 +410,12 @@ void DefineWorlds(py::module_& m) {
       .def("get_obs", &SingleAgentCore::FirstObs, "The observation of the current state.")
       .def("observe", &SingleAgentCore::Observe,
            "The observation of the world's current state, computed afresh.")
+      .def("simulate", &SingleAgentCore::Simulate, py::arg("n_frames"),
+           "Advances the physics alone by n_frames (1 to 1000) timesteps with the world's "
+           "current controls, on its engine (do_simulation); returns False if it became unstable.")
+      .def("check_model", &SingleAgentCore::CheckAdoptedModel,
+           "Raises ValueError if the adopted model's options would crash MuJoCo (an unknown "
+           "friction cone or Jacobian type).")
       .def("adopt_mujoco", &SingleAgentCore::AdoptMujoco, py::arg("model"), py::arg("data"),
            "Runs the world on this mujoco.MjModel / MjData (made from model_mjb()) from now on, "
            "its current state copied into `data` first.")

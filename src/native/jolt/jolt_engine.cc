@@ -48,6 +48,7 @@
 #include <Jolt/RegisterTypes.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdarg>
@@ -351,6 +352,13 @@ class JoltEngine final : public Engine {
   void ReadBack(const mjModel* m, mjData* d);
   bool BodiesFinite() const;
   bool blown_up_ = false;  // a non-finite or runaway body: not stepped again until WriteState
+  // qpos and qvel as this engine last left them in the mirror (ReadBack,
+  // WriteState). A mirror that differs at the next Advance was written by
+  // someone else (a user of the Gymnasium env's `data`, a task): that state
+  // is then written into the Jolt world first, as set_state would.
+  std::vector<mjtNum> mirror_;
+  void RememberMirror(const mjModel* m, const mjData* d);
+  bool MirrorWritten(const mjModel* m, const mjData* d) const;
   // Contact forces: each body's momentum before a Jolt update, and after it
   // the impulse its contacts gave it (what gravity and its joints did not).
   void RecordMomentaBefore();
@@ -388,6 +396,7 @@ class JoltModel final : public EngineModel {
   JoltModel(const mjModel* m, const std::string& task, const EngineOptions& options);
   const std::string& name() const override { return name_; }
   std::unique_ptr<Engine> MakeEngine() const override { return std::make_unique<JoltEngine>(*this); }
+  std::string ChangedField(const mjModel* m) const override;
 
   const mjModel* model;
   std::string name_ = kJoltEngine;
@@ -413,7 +422,54 @@ class JoltModel final : public EngineModel {
   JPH::PhysicsSettings settings;
   int substeps = 1;  // collision steps per MuJoCo timestep
   std::vector<mjtNum> ref_xpos, ref_xquat;  // body poses at qpos0
+  std::vector<unsigned char> built_from;    // the bytes of BuildFields(model) when built
 };
+
+// A model array the Jolt world is built from (read once, by JoltModel).
+struct ModelField {
+  const char* name;
+  const void* data;
+  std::size_t bytes;
+};
+
+// The model's arrays JoltModel reads when it builds bodies, shapes, joints
+// and actuators (what Advance reads live, the controls' ranges, the
+// timestep, gravity and the fluid's density, viscosity and wind, is not
+// here: changes to those take effect).
+std::array<ModelField, 31> BuildFields(const mjModel* m) {
+  const std::size_t b = m->nbody, j = m->njnt, g = m->ngeom, u = m->nu;
+  const std::size_t r = sizeof(mjtNum), i = sizeof(int);
+  return {{
+      {"body_pos", m->body_pos, 3 * b * r},         {"body_quat", m->body_quat, 4 * b * r},
+      {"body_ipos", m->body_ipos, 3 * b * r},       {"body_iquat", m->body_iquat, 4 * b * r},
+      {"body_mass", m->body_mass, b * r},           {"body_inertia", m->body_inertia, 3 * b * r},
+      {"jnt_type", m->jnt_type, j * i},             {"jnt_pos", m->jnt_pos, 3 * j * r},
+      {"jnt_axis", m->jnt_axis, 3 * j * r},         {"jnt_range", m->jnt_range, 2 * j * r},
+      {"jnt_limited", m->jnt_limited, j * sizeof(mjtByte)},
+      {"jnt_stiffness", m->jnt_stiffness, j * r},   {"jnt_margin", m->jnt_margin, j * r},
+      {"jnt_solref", m->jnt_solref, mjNREF * j * r}, {"jnt_solimp", m->jnt_solimp, mjNIMP * j * r},
+      {"dof_damping", m->dof_damping, m->nv * r},   {"dof_armature", m->dof_armature, m->nv * r},
+      {"qpos0", m->qpos0, m->nq * r},               {"qpos_spring", m->qpos_spring, m->nq * r},
+      {"geom_type", m->geom_type, g * i},           {"geom_contype", m->geom_contype, g * i},
+      {"geom_conaffinity", m->geom_conaffinity, g * i},
+      {"geom_size", m->geom_size, 3 * g * r},       {"geom_pos", m->geom_pos, 3 * g * r},
+      {"geom_quat", m->geom_quat, 4 * g * r},       {"geom_friction", m->geom_friction, 3 * g * r},
+      {"geom_fluid", m->geom_fluid, mjNFLUID * g * r},
+      {"actuator_gear", m->actuator_gear, 6 * u * r},
+      {"actuator_gainprm", m->actuator_gainprm, mjNGAIN * u * r},
+      {"actuator_biasprm", m->actuator_biasprm, mjNBIAS * u * r},
+      {"actuator_trnid", m->actuator_trnid, 2 * u * i},
+  }};
+}
+
+std::string JoltModel::ChangedField(const mjModel* m) const {
+  std::size_t at = 0;
+  for (const ModelField& field : BuildFields(m)) {
+    if (std::memcmp(built_from.data() + at, field.data, field.bytes) != 0) return field.name;
+    at += field.bytes;
+  }
+  return "";
+}
 
 // A geom as a Jolt shape at `pos`/`quat` (by default its pose in its
 // body's frame), or throws.
@@ -460,6 +516,10 @@ JPH::RefConst<JPH::Shape> GeomShape(const mjModel* m, int g, const std::string& 
 JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOptions& options)
     : model(m) {
   InitJoltOnce();
+  for (const ModelField& field : BuildFields(m)) {
+    const auto* bytes = static_cast<const unsigned char*>(field.data);
+    built_from.insert(built_from.end(), bytes, bytes + field.bytes);
+  }
   auto refuse = [&](const std::string& why) {
     throw BadValue("engine='jolt' (task '" + task + "'): " + why);
   };
@@ -827,6 +887,7 @@ constexpr float kMaxSpeed = 500.0f;
 JoltEngine::JoltEngine(const JoltModel& model)
     : model_(model), temp_(1 << 18), jobs_(JPH::cMaxPhysicsJobs) {
   const mjModel* m = model.model;
+  mirror_.assign(static_cast<std::size_t>(m->nq + m->nv), 0.0);
   const JPH::uint max_bodies = static_cast<JPH::uint>(model.bodies.size() + model.statics.size() + 4);
   // Room for every body touching a few others; Jolt drops contacts beyond.
   const JPH::uint max_contacts = 16 * max_bodies;
@@ -953,6 +1014,18 @@ void JoltEngine::WriteState(const mjModel* m, mjData* d) {
   // the state's own constraints, which this engine has not solved).
   mju_zero(d->cfrc_ext, 6 * m->nbody);
   mju_zero(d->qfrc_constraint, m->nv);
+  RememberMirror(m, d);
+}
+
+void JoltEngine::RememberMirror(const mjModel* m, const mjData* d) {
+  std::memcpy(mirror_.data(), d->qpos, sizeof(mjtNum) * m->nq);
+  std::memcpy(mirror_.data() + m->nq, d->qvel, sizeof(mjtNum) * m->nv);
+}
+
+bool JoltEngine::MirrorWritten(const mjModel* m, const mjData* d) const {
+  // Bytes, not values: a NaN the engine itself left compares equal.
+  return std::memcmp(mirror_.data(), d->qpos, sizeof(mjtNum) * m->nq) != 0 ||
+         std::memcmp(mirror_.data() + m->nq, d->qvel, sizeof(mjtNum) * m->nv) != 0;
 }
 
 bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
@@ -970,6 +1043,20 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   if (!(m->opt.timestep > 0.0) || !std::isfinite(m->opt.timestep) || !std::isfinite(g[0]) ||
       !std::isfinite(g[1]) || !std::isfinite(g[2])) {
     return false;
+  }
+  if (MirrorWritten(m, d)) {
+    // A state written into the mirror since the last step (env.unwrapped.data.qpos[...] = ...)
+    // takes effect as on MuJoCo, whose mj_step starts from whatever data holds. One that is not
+    // finite is a blow-up there: MuJoCo warns (bad qpos / qvel) and resets the data to the
+    // model's reference state, and so does this engine, without stepping.
+    bool finite = true;
+    for (int i = 0; i < m->nq + m->nv; ++i) {
+      finite = finite && std::isfinite(i < m->nq ? d->qpos[i] : d->qvel[i - m->nq]);
+    }
+    if (!finite) mj_resetData(m, d);
+    mj_forward(m, d);
+    WriteState(m, d);
+    if (!finite) return false;
   }
   const JPH::Vec3 gravity = V(g);
   if (gravity != system_.GetGravity()) system_.SetGravity(gravity);
@@ -1140,6 +1227,7 @@ void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
   mj_comVel(m, d);
   // actuator_force and qfrc_actuator of the controls, as MuJoCo computes them.
   mj_fwdActuation(m, d);
+  RememberMirror(m, d);
 }
 
 // Adds sign * (an impulse at a centre of mass) to out: [angular about the
