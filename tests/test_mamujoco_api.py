@@ -224,8 +224,24 @@ def test_a_huge_obsk_is_the_whole_graph_at_once():
 def test_a_many_segment_conf_is_bounded():
     # 100000x100000 once generated its MJCF until the OOM killer ended the process.
     with pytest.raises(ValueError, match=re.escape("agent_conf '100000x100000' asks ManySegmentSwimmer for "
-                                                   "10000000000 segments; expected N x K <= 1000")):
+                                                   "10000000000 segments; expected N x K <= 490")):
         mamujoco_v1.parallel_env("ManySegmentSwimmer", "100000x100000")
+
+
+@pytest.mark.parametrize("scenario", ["ManySegmentSwimmer", "ManySegmentAnt"])
+def test_the_segment_bound_is_what_mujoco_can_read(scenario):
+    # The bound was 1000 while MuJoCo's XML reader stops at 500 nested elements: '600x1'
+    # passed it and then failed to compile ("Element nesting is too deep"). The bound is now
+    # the largest conf that compiles, in any split of its segments, and one more is refused.
+    for conf, agents in (("490x1", 490), ("1x490", 1), ("49x10", 49)):
+        env = mamujoco_v1.parallel_env(scenario, conf)
+        env.reset(seed=0)
+        assert len(env.possible_agents) == agents
+        env.close()
+    for conf, segments in (("491x1", 491), ("1x491", 491), ("600x1", 600)):
+        with pytest.raises(ValueError, match=re.escape(f"asks {scenario} for {segments} segments; "
+                                                       "expected N x K <= 490")):
+            mamujoco_v1.parallel_env(scenario, conf)
 
 
 def test_malformed_factorization():

@@ -392,3 +392,40 @@ def test_the_native_pool_checks_its_plan_and_reward():
              "reward's weight should be a finite float, got inf")):
         with pytest.raises(error, match=re.escape(message)):
             _core.MaMuJoCoPool("half_cheetah", {}, *args, **kwargs)
+
+
+def elapsed_one(infos) -> bool:
+    return bool((infos["elapsed_steps"] == 1).all())
+
+
+def test_a_blow_up_says_physics_unstable_in_the_infos():
+    """ManySegmentSwimmer '100x1' blows up on its first step (Farama's prints
+    MuJoCo's bad-QACC warning): the episode was truncated with no reason given.
+    The infos now say physics_unstable, as every other env of the library."""
+    env = P("ManySegmentSwimmer", "100x1")
+    env.reset(seed=0)
+    zeros = {a: np.zeros(env.action_space(a).shape, np.float32) for a in env.agents}
+    _, _, _, truncations, infos = env.step(zeros)
+    assert all(truncations.values()) and all(info["physics_unstable"] for info in infos.values())
+    calm = P("Swimmer", "2x1")
+    calm.reset(seed=0)
+    assert "physics_unstable" not in calm.step({a: np.zeros(1) for a in calm.agents})[4]["agent_0"]
+    vec = V("ManySegmentSwimmer", "100x1", 2)
+    vec.reset(seed=0)
+    actions = {a: np.zeros((2,) + vec.action_space(a).shape, np.float32) for a in vec.possible_agents}
+    _, _, _, truncations, infos = vec.step(actions)
+    assert truncations["agent_0"][0] and elapsed_one(infos)
+    assert infos["physics_unstable"].tolist() == truncations["agent_0"].tolist()  # world 1 may last
+    assert infos["_physics_unstable"].tolist() == truncations["agent_0"].tolist()
+    vec.send(actions)  # async: world 0 is reset by this step (NEXT_STEP), world 1 steps on
+    _, _, _, truncations, infos, ids = vec.recv()
+    unstable = infos.get("physics_unstable", np.zeros(2, bool))
+    assert unstable.tolist() == truncations["agent_0"].tolist()  # (no time limit this early)
+    assert infos["_reset"][list(ids).index(0)] and not unstable[list(ids).index(0)]
+    vec.close()
+
+
+def test_map_local_actions_of_the_wrong_kind_names_the_agent():
+    env = P("HalfCheetah", "2x3")
+    with pytest.raises(TypeError, match=r"action of agent_0 should be an array of numbers, got str 'abc'"):
+        env.map_local_actions_to_global_action({"agent_0": "abc", "agent_1": np.zeros(3)})

@@ -348,6 +348,8 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         terminated = bool(pool.terminations[0, 0])
         truncated = bool(pool.truncations[0, 0])
         info = self._core.info_dicts(self._infos()[0], False)
+        if pool.unstable[0]:  # a blow-up truncates the episode; say why (Farama's has no such end)
+            info["physics_unstable"] = True
         agents = self.possible_agents
         observations = self._per_agent_obs(self._values())
         if terminated or truncated:
@@ -375,7 +377,11 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         out = np.empty(self._core.f.act_dim)
         for i, agent in enumerate(self.possible_agents):
             idx = self._core.f.action_indices[i]
-            value = np.asarray(actions[agent], dtype=np.float64)
+            try:
+                value = np.asarray(actions[agent], dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise TypeError(f"action of {agent} should be an array of numbers, got "
+                                f"{type(actions[agent]).__name__} {actions[agent]!r:.100} ({error})") from None
             if value.shape != idx.shape:
                 raise ValueError(f"action of {agent} should have shape {idx.shape}, got {value.shape}")
             out[idx] = value
@@ -506,7 +512,7 @@ class MaMuJoCoVecEnv(Reconstructible):
         """The native MaMuJoCoPool."""
         return self._core.pool
 
-    def _results(self, values, info_rows, rewards, kinds, terms, truncs, elapsed, stepping=True):
+    def _results(self, values, info_rows, rewards, kinds, terms, truncs, elapsed, stepping=True, unstable=None):
         # Few NumPy calls per step (their fixed cost, not the copies, is what a
         # step of 64 worlds spends here): the info block is copied once and
         # each field is a view of that copy; each agent's rewards,
@@ -525,6 +531,9 @@ class MaMuJoCoVecEnv(Reconstructible):
                 infos[name] = column if all_stepped else np.where(stepped, column, column.dtype.type(0))
         infos["_reset"] = ~stepped
         infos["elapsed_steps"] = elapsed.copy()
+        if unstable is not None and unstable.any():  # the worlds a blow-up truncated, as the vector envs say
+            infos["physics_unstable"] = unstable.copy()
+            infos["_physics_unstable"] = unstable.copy()
         n = self.num_agents
         if self.layout == "padded":
             return (self._padded_obs(values), np.repeat(reward[:, None], n, axis=1),
@@ -577,7 +586,7 @@ class MaMuJoCoVecEnv(Reconstructible):
         pool = self._core.pool
         self._apply(pool.step_all, actions, self.num_envs)
         return self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], pool.rewards, pool.reset_kind,
-                             pool.terminations, pool.truncations, pool.elapsed_steps)
+                             pool.terminations, pool.truncations, pool.elapsed_steps, unstable=pool.unstable)
 
     def state(self) -> np.ndarray:
         """[num_envs, state_dim] float64: each world's state()."""
@@ -613,7 +622,7 @@ class MaMuJoCoVecEnv(Reconstructible):
         ids = pool.recv()[0].copy()
         return (*self._results(pool.recv_obs[:, 0, :], pool.recv_infos[:, 0, :], pool.recv_rewards,
                                pool.recv_reset_kind, pool.recv_terminations, pool.recv_truncations,
-                               pool.recv_elapsed_steps), ids)
+                               pool.recv_elapsed_steps, unstable=pool.recv_unstable), ids)
 
     def close(self) -> None:
         if not self._closed:

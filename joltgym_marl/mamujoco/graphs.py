@@ -314,14 +314,19 @@ def parse_nxk(scenario: str, agent_conf: Any) -> tuple[int, int]:
         raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; expected "
                          "'NxK' with N agents of K segments each, N, K >= 1 (e.g. '10x2')")
     if n_agents * per_agent > MAX_SEGMENTS:
-        # The robot's MJCF is generated segment by segment: a conf of 10**10
-        # segments would fill the memory before MuJoCo saw it.
         raise ValueError(f"agent_conf {agent_conf!r} asks {scenario} for {n_agents * per_agent} segments; "
-                         f"expected N x K <= {MAX_SEGMENTS}")
+                         f"expected N x K <= {MAX_SEGMENTS} (each segment is a body nested in the one "
+                         "before, and MuJoCo's XML reader takes at most 500 nested elements)")
     return n_agents, per_agent
 
 
-MAX_SEGMENTS = 1000
+# The robot's MJCF is generated segment by segment, each segment's body
+# inside the previous one's: MuJoCo's XML reader (tinyxml2) refuses a
+# document nested deeper than 500 elements, which ManySegmentSwimmer reaches
+# past 495 segments and ManySegmentAnt past 493 (their outer elements and a
+# segment's own children take the rest). The bound also keeps a conf of
+# 10**10 segments from filling the memory before MuJoCo sees it.
+MAX_SEGMENTS = 490
 
 
 _BUILDERS = {
