@@ -462,6 +462,14 @@ def test_float64_overflow_with_warnings_as_errors_does_not_crash(target):
 # -- keyword arguments ---------------------------------------------------------------------
 
 
+def test_an_unknown_keyword_with_a_nul_in_its_name_is_shown_whole():
+    # The message was cut at the NUL ("unexpected keyword argument 'a"): the rest of the
+    # name, the closing quote and the list of allowed names were lost.
+    message = lit(f"WorldPool('hopper') got an unexpected keyword argument 'a\\x00b'; allowed: ")
+    with pytest.raises(TypeError, match=message + r"xml_file, frame_skip"):
+        WorldPool("hopper", 1, **{"a\0b": 1})
+
+
 def test_unknown_keyword_lists_the_allowed_names():
     message = lit(f"half_cheetah got an unexpected keyword argument 'foo'; allowed: {CHEETAH_PARAMS}")
     with pytest.raises(TypeError, match=message + "$"):

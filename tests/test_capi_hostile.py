@@ -88,6 +88,14 @@ def test_messages_quote_unbounded_input_cut(lib):
     assert "frame_skip should be in [1, 1000], got 2000" in caught.value.message
 
 
+def test_a_nul_in_a_keyword_name_is_shown_not_cut(lib):
+    # '{"\\u0000": 1}' gave "got an unexpected keyword argument '" and nothing more.
+    with pytest.raises(CapiError) as caught:
+        lib.create_json("half_cheetah", 1, '{"a\\u0000b": 1}')
+    assert caught.value.status == "JG_ERR_TYPE", caught.value.status
+    assert "unexpected keyword argument 'a\\x00b'; allowed: xml_file" in caught.value.message, caught.value.message
+
+
 def test_a_pool_that_cannot_fit_is_refused_with_the_figure(library_path):
     proc = run_with_library("""
         import resource

@@ -65,18 +65,23 @@ inline std::string FloatText(double value) {
 // `text` cut to about `limit` bytes for quoting a caller's input in a message
 // (a 20 MB path must not make a 20 MB message): its head and tail are kept,
 // cut at UTF-8 character boundaries, around a note of how much was left out;
-// bytes that are not UTF-8 are written as \xNN (ValidUtf8).
+// bytes that are not UTF-8 are written as \xNN (ValidUtf8), and NUL as \x00.
 inline std::string ClipMiddle(const std::string& raw, std::size_t limit = 240) {
-  const std::string text = ValidUtf8(raw);
-  if (text.size() <= limit) return text;
-  auto boundary = [&text](std::size_t at) {  // back to the start of a character
-    while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
-    return at;
-  };
-  const std::size_t head = boundary(limit * 2 / 3);
-  const std::size_t tail = boundary(text.size() - limit / 3);
-  return text.substr(0, head) + "...(" + std::to_string(tail - head) + " bytes cut)..." +
-         text.substr(tail);
+  std::string text = ValidUtf8(raw);
+  if (text.size() > limit) {
+    auto boundary = [&text](std::size_t at) {  // back to the start of a character
+      while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+      return at;
+    };
+    const std::size_t head = boundary(limit * 2 / 3);
+    const std::size_t tail = boundary(text.size() - limit / 3);
+    text = text.substr(0, head) + "...(" + std::to_string(tail - head) + " bytes cut)..." + text.substr(tail);
+  }
+  // A NUL would end the message where Python receives it (a C string): shown as \x00.
+  for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 4)) {
+    text.replace(at, 1, "\\x00");
+  }
+  return text;
 }
 
 // A model file that does not exist (Python: FileNotFoundError).
