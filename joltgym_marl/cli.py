@@ -17,6 +17,7 @@ task registry.
 from __future__ import annotations
 
 import argparse
+import os
 import ast
 import json
 from typing import Any
@@ -288,13 +289,24 @@ def cmd_record(args: argparse.Namespace) -> None:
         recording.check_path(out)
     except ValueError as error:
         raise SystemExit(f"{PROG} record: {error}") from None
+    # Said before the recording, not after it (nothing is created yet: recording.save makes the
+    # folders): the nearest existing folder on the way should be one we may write in.
+    folder = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise SystemExit(f"{PROG} record: --out {out!r} cannot be written: {folder!r} is "
+                         f"{'not a folder' if not os.path.isdir(folder) else 'not writable'}")
     kwargs = _task_kwargs(args.param, build_parser())
     try:
         result = recording.record(spec.name, steps=args.steps, every=args.every, width=args.width,
                                   height=args.height, seed=args.seed, **kwargs)
     except (TypeError, ValueError) as error:  # a bad keyword argument or value, named by the core
         raise SystemExit(f"{PROG} record: {error}") from None
-    path = recording.save(result, out)
+    try:
+        path = recording.save(result, out)
+    except OSError as error:
+        raise SystemExit(f"{PROG} record: --out {out!r} cannot be written: {error}") from None
     print(result.summary(path))
 
 

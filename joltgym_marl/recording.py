@@ -137,6 +137,9 @@ def save(recording: Recording, path: str | Path) -> Path:
         raise ImportError("writing a video needs imageio (and imageio-ffmpeg for .mp4): "
                           "pip install imageio imageio-ffmpeg") from None
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Opened once here, so a path that cannot be written raises its OSError before imageio's
+    # writer exists (whose finalizer would print a second traceback at garbage collection).
+    path.open("wb").close()
     if path.suffix.lower() == ".gif":
         # imageio's GIF writer (Pillow) takes each frame's duration in milliseconds.
         imageio.mimsave(path, recording.frames, duration=1000.0 / recording.fps, loop=0)

@@ -152,3 +152,14 @@ def test_record_refuses_bad_input_with_the_bad_value(tmp_path):
     done = cli("record", "sumo", "--param", "robot=spider", cwd=tmp_path, check=False)
     assert done.returncode == 1 and "spider" in done.stderr and "Traceback" not in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_record_to_a_path_that_cannot_be_written_says_so_before_recording(tmp_path):
+    # --out /proc/x.gif recorded the whole video, then printed a FileNotFoundError traceback
+    # (and imageio's writer a second one at exit).
+    for out in ("/proc/x.gif", str(tmp_path / "a-file" / "x.gif")):
+        (tmp_path / "a-file").write_text("not a folder")
+        done = cli("record", "hopper", "--steps", "2", "--out", out, cwd=tmp_path, check=False)
+        assert done.returncode == 1, done
+        assert f"record: --out '{out}' cannot be written: " in done.stderr
+        assert "Traceback" not in done.stderr and "wrote" not in done.stdout
