@@ -5,10 +5,10 @@
 
 Prints five Markdown tables (docs/guides/jolt.md quotes them):
 
-1. env-steps/s per task and engine, 1 world on 1 thread and 64 worlds on 2
-   threads (benchmarks/jolt_vs_mujoco.py's measurement: random actions,
-   auto-reset on), and the Jolt/MuJoCo ratio, for the free-root robots
-   (--tasks) and Swimmer and InvertedDoublePendulum (--planar);
+1. benchmarks/jolt_vs_mujoco.py's throughput table (env-steps/s per engine,
+   1 world on 1 thread and 64 worlds on 2 threads, random actions, auto-reset
+   on, interleaved rounds) for the free-root robots (--tasks) and Swimmer and
+   InvertedDoublePendulum (--planar);
 2. joint drift per task and Jolt solver setting: the largest distance
    between a body where Jolt holds it and where MuJoCo's forward kinematics
    of the read-back qpos puts it, over 1000 random-action steps (and the
@@ -130,21 +130,11 @@ def main() -> None:
                         help="other robots whose throughput to measure")
     args = parser.parse_args()
 
-    from benchmarks.jolt_vs_mujoco import steps_per_second
+    from benchmarks.jolt_vs_mujoco import throughput_table
 
-    print("| task | engine | 1 world, 1 thread | 64 worlds, 2 threads |")
-    print("|---|---|---:|---:|")
-    for task in args.tasks + args.planar:
-        rates = {}
-        for engine in ("mujoco", "jolt"):
-            one = steps_per_second(task, 1, 1, args.steps, engine=engine)
-            many = steps_per_second(task, 64, 2, max(args.steps // 16, 50), engine=engine)
-            rates[engine] = (one, many)
-            print(f"| {task} | {engine} | {one:,.0f} | {many:,.0f} |", flush=True)
-        ratio = [j / m for j, m in zip(rates["jolt"], rates["mujoco"])]
-        print(f"| {task} | Jolt / MuJoCo | {ratio[0]:.2f} | {ratio[1]:.2f} |", flush=True)
+    throughput_table(args.tasks + args.planar, args.steps)
 
-    print("\n| task | substeps | velocity iterations | position iterations | joint drift, worst (mm) "
+    print("| task | substeps | velocity iterations | position iterations | joint drift, worst (mm) "
           "| median step (mm) |")
     print("|---|---:|---:|---:|---:|---:|")
     for task in args.tasks:
