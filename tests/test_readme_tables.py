@@ -45,3 +45,13 @@ def test_tables_name_only_registered_tasks(page):
     for row in _table_rows(page):
         for named in re.findall(r"`(joltgym_marl/[A-Za-z0-9]+-v\d+)`", row):
             assert named in known, f"{page}'s table names {named}, which is not registered"
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in TASKS.values()])
+def test_the_readme_says_which_engines_each_task_runs_on(spec):
+    """The README's tables end with an engines column: the registry's (TaskSpec.engines)."""
+    key = f"`{spec.env_id}`" if not spec.is_game else f"`{spec.module_name}`"
+    rows = [row for row in _table_rows("README.md") if row.startswith(f"| {key}")]
+    assert len(rows) == 1, f"README.md should have one table row starting with {key}, has {len(rows)}"
+    engines = rows[0].rstrip(" |").rsplit("|", 1)[1].strip()
+    assert engines == ", ".join(spec.engines), f"README.md says {key} runs on {engines!r}, the registry {spec.engines}"
