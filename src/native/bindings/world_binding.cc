@@ -162,7 +162,9 @@ class PyWorld {
   // MuJoCo checks most of its options as it steps (an unknown integrator or
   // solver is its error, which arrives as MujocoError), but not the friction
   // cone, which it uses as an index: model.opt.cone = 7 ended the process
-  // with a segmentation fault (v5's envs too). Checked before every call.
+  // with a segmentation fault (v5's envs too). And another engine builds its
+  // world from the model once (see EngineModel::ChangedField). Checked before
+  // every call that steps, resets or reads the world.
   void CheckAdoptedModel() const {
     if (!mujoco_refs_) return;
     const mjOption& opt = task_->model()->opt;
@@ -415,7 +417,8 @@ void DefineWorlds(py::module_& m) {
            "current controls, on its engine (do_simulation); returns False if it became unstable.")
       .def("check_model", &SingleAgentCore::CheckAdoptedModel,
            "Raises ValueError if the adopted model's options would crash MuJoCo (an unknown "
-           "friction cone or Jacobian type).")
+           "friction cone or Jacobian type), or if an array the world's other engine was built "
+           "from (engine='jolt': a mass, a size, a gear...) was changed.")
       .def("adopt_mujoco", &SingleAgentCore::AdoptMujoco, py::arg("model"), py::arg("data"),
            "Runs the world on this mujoco.MjModel / MjData (made from model_mjb()) from now on, "
            "its current state copied into `data` first.")
