@@ -616,3 +616,56 @@ def test_a_camera_the_model_does_not_have_is_refused(make):
     env.reset(seed=0)
     assert env.render().shape == (32, 32, 3)
     env.close()
+
+
+def test_a_friction_cone_mujoco_would_crash_on_is_refused():
+    """model.opt.cone = 7 ended the process with a segmentation fault on the
+    next step (MuJoCo indexes by it unchecked; v5's env crashes too): refused
+    by step and do_simulation with ValueError naming it, on either engine."""
+    for engine in ("mujoco", "jolt"):
+        env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine)
+        env.reset(seed=0)
+        model = env.unwrapped.model
+        for field, value in (("cone", 7), ("cone", -1), ("jacobian", 9)):
+            setattr(model.opt, field, value)
+            with pytest.raises(ValueError, match=rf"model\.opt\.{field} should be .* got {value}"):
+                env.step(np.zeros(6, np.float32))
+            with pytest.raises(ValueError, match=rf"model\.opt\.{field} should be"):
+                env.unwrapped.do_simulation(np.zeros(6), 1)
+            setattr(model.opt, field, 0)
+        model.opt.cone = 1  # an elliptic cone is fine
+        env.step(np.zeros(6, np.float32))
+
+
+@pytest.mark.parametrize("field, value", [("body_parentid", 1000), ("jnt_qposadr", 100000), ("jnt_dofadr", -1),
+                                          ("geom_bodyid", 99), ("actuator_trnid", 500)])
+def test_an_index_array_pointing_outside_the_model_is_refused(field, value):
+    """model.body_parentid[:] = 1000 corrupted the heap at the next step (glibc
+    aborted the process: "corrupted size vs. prev_size"; v5's env crashes too),
+    and jnt_qposadr[:] = 100000 froze the observation silently. MuJoCo's own
+    check of the model's references now runs before each call on a model a
+    user holds: ValueError naming the array, the world unchanged."""
+    code = f"""
+import gymnasium, numpy as np, joltgym_marl
+env = gymnasium.make("joltgym_marl/Ant-v0")
+env.reset(seed=0)
+model = env.unwrapped.model
+before = np.array(model.{field}, copy=True)
+state = env.unwrapped.get_state()
+model.{field}[...] = {value}
+for call in (lambda: env.step(np.zeros(8, np.float32)), lambda: env.unwrapped.do_simulation(np.zeros(8), 1),
+             lambda: env.reset(seed=1)):
+    try:
+        call()
+        print("accepted")
+    except ValueError as error:
+        assert "{field} out of bounds" in str(error), error
+        print("refused")
+assert (env.unwrapped.get_state()[0] == state[0]).all()
+model.{field}[...] = before
+env.step(np.zeros(8, np.float32))
+print("usable again")
+"""
+    proc = run_python(code)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.split() == ["refused"] * 3 + ["usable", "again"], describe(proc)

@@ -17,6 +17,12 @@
 #include "gil.h"
 #include "info_decoder.h"
 
+// MuJoCo's own check that a model's index arrays (body_parentid, jnt_qposadr,
+// geom_bodyid, ...) point inside the model, which mj_loadModel runs on every
+// MJB. Exported by libmujoco (MJAPI) but declared in its internal engine_io.h,
+// not in mujoco.h: declared here, for the pinned MuJoCo.
+extern "C" const char* mj_validateReferences(const mjModel* m);
+
 namespace joltgym::bindings {
 
 namespace {
@@ -175,6 +181,14 @@ class PyWorld {
     if (opt.jacobian != mjJAC_DENSE && opt.jacobian != mjJAC_SPARSE && opt.jacobian != mjJAC_AUTO) {
       throw py::value_error("model.opt.jacobian should be 0 (mujoco.mjtJacobian.mjJAC_DENSE), 1 "
                             "(mjJAC_SPARSE) or 2 (mjJAC_AUTO), got " + std::to_string(opt.jacobian));
+    }
+    // An index array pointed outside the model (model.body_parentid[:] = 1000) corrupted the
+    // heap at the next step (glibc aborted the process; v5's envs crash the same way). About a
+    // microsecond for HalfCheetah, three for Humanoid, on an env whose model a user holds.
+    if (const char* invalid = mj_validateReferences(task_->model())) {
+      throw py::value_error(std::string("the model was changed where MuJoCo cannot step it: ") + invalid +
+                            "; expected each index array (body_parentid, jnt_qposadr, ...) as the env "
+                            "made it, or within the model's sizes");
     }
     // Another engine builds its world from the model once: a change it cannot follow is
     // refused rather than silently ignored.
