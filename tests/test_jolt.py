@@ -329,7 +329,8 @@ def test_jolt_worlds_refuse_bad_input_and_survive_hostile_states(task):
     qvel = rng.normal(0, 1e3, qvel.shape)
     env.set_state(qpos, qvel)
     for _ in range(20):
-        obs, _, terminated, truncated, *rest = env.step(np.zeros(shape, np.float32))
+        obs, reward, terminated, truncated, *rest = env.step(np.zeros(shape, np.float32))
+        assert np.isfinite(obs).all() and np.isfinite(reward).all()  # a blow-up resets the data
         if np.any(terminated) or np.any(truncated):
             env.reset(seed=1)
     env.reset(seed=2)
@@ -556,8 +557,10 @@ def test_a_state_written_into_data_takes_effect_on_either_engine(engine):
     users do) moves the robot on MuJoCo; on Jolt the write used to be thrown
     away by the next step while the reward was computed from it (a phantom
     5 m jump: reward -99). Now both engines start the step from the written
-    state, and a non-finite write is a blow-up on both: the episode ends with
-    physics_unstable and the observation is the reset state's, not NaN."""
+    state, and a non-finite or huge one is a blow-up on both: the episode ends
+    with physics_unstable, and the observation and reward are finite (the data
+    reset to the model's reference state, as MuJoCo does; on Jolt a state of
+    1e300 left NaN in both)."""
     env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine)
     env.reset(seed=0)
     data = env.unwrapped.data
@@ -565,10 +568,12 @@ def test_a_state_written_into_data_takes_effect_on_either_engine(engine):
     _, reward, _, truncated, _ = env.step(np.zeros(6, np.float32))
     assert data.qpos[0] > 5.1 and data.qvel[0] > 2.5, (data.qpos[0], data.qvel[0])
     assert 2.0 < reward < 4.0 and not truncated  # the forward velocity, about 3 m/s
-    data.qpos[3] = np.nan
-    obs, reward, _, truncated, info = env.step(np.zeros(6, np.float32))
-    assert truncated and info["physics_unstable"]
-    assert np.isfinite(obs).all() and np.isfinite(data.qpos).all()
+    for value in (np.nan, 1e300):  # a blow-up, before the step or during it
+        env.reset(seed=0)
+        data.qpos[3] = value
+        obs, reward, _, truncated, info = env.step(np.zeros(6, np.float32))
+        assert truncated and info["physics_unstable"], value
+        assert np.isfinite(obs).all() and np.isfinite(reward) and np.isfinite(data.qpos).all(), value
     env.reset(seed=0)  # and the world goes on
     assert np.isfinite(env.step(np.zeros(6, np.float32))[0]).all()
 

@@ -1046,12 +1046,14 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   }
   if (MirrorWritten(m, d)) {
     // A state written into the mirror since the last step (env.unwrapped.data.qpos[...] = ...)
-    // takes effect as on MuJoCo, whose mj_step starts from whatever data holds. One that is not
-    // finite is a blow-up there: MuJoCo warns (bad qpos / qvel) and resets the data to the
-    // model's reference state, and so does this engine, without stepping.
+    // takes effect as on MuJoCo, whose mj_step starts from whatever data holds. One that MuJoCo
+    // calls bad (not finite, or beyond mjMAXVAL = 1e10) is a blow-up there: it warns (bad qpos /
+    // qvel) and resets the data to the model's reference state; so does this engine, without
+    // stepping.
     bool finite = true;
     for (int i = 0; i < m->nq + m->nv; ++i) {
-      finite = finite && std::isfinite(i < m->nq ? d->qpos[i] : d->qvel[i - m->nq]);
+      const mjtNum value = i < m->nq ? d->qpos[i] : d->qvel[i - m->nq];
+      finite = finite && std::isfinite(value) && std::abs(value) <= mjMAXVAL;
     }
     if (!finite) mj_resetData(m, d);
     mj_forward(m, d);
@@ -1114,8 +1116,8 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
     const bool finite = UpdateChecked(system_, static_cast<float>(h), &temp_, &jobs_);
     if (model_.contact_forces) AccumulateContactImpulses(static_cast<float>(h));
     AccumulateLimitImpulses(m);
-    // A blown-up world is never stepped again (Jolt's own checks abort on
-    // non-finite velocities) until a reset or set_state rebuilds it.
+    // A blown-up world is not stepped again (Jolt's own checks abort on
+    // non-finite velocities): the end of this Advance rebuilds it.
     blown_up_ = !finite || !BodiesFinite();
   }
   d->time += frame_skip * m->opt.timestep;
@@ -1125,14 +1127,20 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   // step (contacts' are not mapped to the dofs).
   const double duration = frame_skip * m->opt.timestep;
   for (int i = 0; i < m->nv; ++i) d->qfrc_constraint[i] = limit_impulse_[i] / duration;
-  if (blown_up_) return false;
-  for (int i = 0; i < m->nv; ++i) {
-    if (!std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > 1e6) return false;
+  bool stable = !blown_up_;
+  for (int i = 0; stable && i < m->nv; ++i) {
+    stable = std::isfinite(d->qvel[i]) && std::abs(d->qvel[i]) <= 1e6;
   }
-  for (int i = 0; i < m->nq; ++i) {
-    if (!std::isfinite(d->qpos[i])) return false;
-  }
-  return true;
+  for (int i = 0; stable && i < m->nq; ++i) stable = std::isfinite(d->qpos[i]);
+  if (stable) return true;
+  // A blow-up: as MuJoCo does on its bad qpos / qvel / qacc warnings, the data goes back to the
+  // model's reference state (and the Jolt world with it), so the step's observation and reward
+  // stay finite while the episode ends with physics_unstable (a set_state of 1e300 left NaN in
+  // both).
+  mj_resetData(m, d);
+  mj_forward(m, d);
+  WriteState(m, d);
+  return false;
 }
 
 void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
