@@ -669,3 +669,20 @@ print("usable again")
     proc = run_python(code)
     assert proc.returncode == 0, describe(proc)
     assert proc.stdout.split() == ["refused"] * 3 + ["usable", "again"], describe(proc)
+
+
+def test_a_blow_up_in_a_world_whose_last_step_blew_up_is_reported_too():
+    """MuJoCo answers a bad state by resetting the data, which zeroes its
+    warning counts before counting the new one: a second blow-up in a row
+    (a user stepping on after a physics_unstable truncation) left the count at
+    1 and went unreported, the world silently back at its reference state."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0")
+    env.reset(seed=0)
+    data = env.unwrapped.data
+    for _ in range(3):
+        data.qpos[3] = np.nan
+        _, _, _, truncated, info = env.step(np.zeros(6, np.float32))
+        assert truncated and info.get("physics_unstable"), info
+    for _ in range(3):  # and steps that do not blow up are not reported
+        _, _, _, truncated, info = env.step(np.zeros(6, np.float32))
+        assert not truncated and "physics_unstable" not in info

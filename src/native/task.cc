@@ -33,6 +33,12 @@ bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
   if (Engine* engine = CurrentEngine()) return engine->Advance(model, data, frame_skip);
   const int before = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                      data->warning[mjWARN_BADQPOS].number;
+  // MuJoCo answers a bad state by resetting the data (mj_resetData), which zeroes the warning
+  // counts before it counts the new warning: a blow-up in a world whose last step blew up too
+  // (stepped on without a reset) leaves the sum as it was. Its other trace is the clock, set
+  // back to 0 by the reset: a step then ends at most frame_skip timesteps after 0, never later
+  // than where a world that has made a whole env step (time > 0) started it.
+  const mjtNum time_before = data->time;
   if (SimulationPoll::poll() == nullptr) {
     for (int i = 0; i < frame_skip; ++i) mj_step(model, data);
   } else {  // a single world's step, on a thread that notices signals
@@ -45,7 +51,8 @@ bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
   mj_rnePostConstraint(model, data);
   const int after = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                     data->warning[mjWARN_BADQPOS].number;
-  return after == before;
+  const bool reset = model->opt.timestep > 0 && data->time <= time_before;
+  return after == before && !reset;
 }
 
 namespace {
