@@ -359,6 +359,9 @@ class JoltEngine final : public Engine {
   std::vector<mjtNum> mirror_;
   void RememberMirror(const mjModel* m, const mjData* d);
   bool MirrorWritten(const mjModel* m, const mjData* d) const;
+  // What MuJoCo does to a bad state (its bad qpos / qvel / qacc warnings):
+  // the data back to the model's reference state, and the Jolt world with it.
+  void ResetToReference(const mjModel* m, mjData* d);
   // Contact forces: each body's momentum before a Jolt update, and after it
   // the impulse its contacts gave it (what gravity and its joints did not).
   void RecordMomentaBefore();
@@ -1055,10 +1058,12 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
       const mjtNum value = i < m->nq ? d->qpos[i] : d->qvel[i - m->nq];
       finite = finite && std::isfinite(value) && std::abs(value) <= mjMAXVAL;
     }
-    if (!finite) mj_resetData(m, d);
+    if (!finite) {
+      ResetToReference(m, d);
+      return false;
+    }
     mj_forward(m, d);
     WriteState(m, d);
-    if (!finite) return false;
   }
   const JPH::Vec3 gravity = V(g);
   if (gravity != system_.GetGravity()) system_.SetGravity(gravity);
@@ -1137,10 +1142,14 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   // model's reference state (and the Jolt world with it), so the step's observation and reward
   // stay finite while the episode ends with physics_unstable (a set_state of 1e300 left NaN in
   // both).
+  ResetToReference(m, d);
+  return false;
+}
+
+void JoltEngine::ResetToReference(const mjModel* m, mjData* d) {
   mj_resetData(m, d);
   mj_forward(m, d);
   WriteState(m, d);
-  return false;
 }
 
 void JoltEngine::ReadBack(const mjModel* m, mjData* d) {
