@@ -17,9 +17,9 @@ task registry.
 from __future__ import annotations
 
 import argparse
-import os
 import ast
 import json
+import os
 from typing import Any
 
 PROG = "python -m joltgym_marl"

@@ -283,25 +283,21 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         model, data = self._materialize()
         self._core.check_model()  # options MuJoCo would crash on (v5's would)
         data.ctrl[:] = ctrl
-        if self._core.engine != "mujoco":
-            # Another engine steps its own world (data is its mirror, which mj_step would leave
-            # behind), and writes the mirror's contact forces itself.
-            remaining = n_frames
-            while True:
-                chunk = min(remaining, _SIMULATION_CHUNK) if isinstance(remaining, int) else remaining
-                self._core.simulate(chunk)
-                remaining -= chunk
-                if remaining <= 0:
-                    return
+        mujoco_engine = self._core.engine == "mujoco"
+        # Another engine steps its own world (data is its mirror, which mj_step would leave
+        # behind) and writes the mirror's contact forces itself; its simulate() answers a bad
+        # n_frames with our words.
+        advance = (lambda n: mujoco.mj_step(model, data, nstep=n)) if mujoco_engine else self._core.simulate
         if isinstance(n_frames, (int, np.integer)) and not isinstance(n_frames, bool) and n_frames > 0:
             remaining = int(n_frames)
             while remaining > 0:
                 chunk = min(remaining, _SIMULATION_CHUNK)
-                mujoco.mj_step(model, data, nstep=chunk)
+                advance(chunk)
                 remaining -= chunk
         else:
-            mujoco.mj_step(model, data, nstep=n_frames)
-        mujoco.mj_rnePostConstraint(model, data)
+            advance(n_frames)
+        if mujoco_engine:
+            mujoco.mj_rnePostConstraint(model, data)
 
     def get_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of ``(qpos, qvel)``."""
