@@ -98,11 +98,14 @@ def _as_dtype(dtype: Any) -> torch.dtype:
 class _Group:
     """Where one group's observations come from and its actions go.
 
-    ``obs_index``: for each (agent, entry) of the group's padded
+    ``obs_index_np``: for each (agent, entry) of the group's padded
     ``[n, obs_dim]`` observation, its column in the pool's observation row
-    (padding: column 0, zeroed after the gather by ``obs_pad``).
-    ``act_src`` / ``act_dst``: the entries of the group's flattened ``[n,
-    act_dim]`` action that are real, and their columns in the pool's action row.
+    (padding: column 0, zeroed after the gather where ``obs_pad``);
+    ``obs_block``: the same as a slice, when it is one.
+    ``act_src_np`` / ``act_dst_np``: the entries of the group's flattened
+    ``[n, act_dim]`` action that are real, and their columns in the pool's
+    action row; ``act_block``: the columns as a slice, when the real entries
+    are all of them in order.
     """
 
     def __init__(self, name: str, agents: list[str], rows: list[int], obs_cols: list[np.ndarray],
@@ -116,8 +119,9 @@ class _Group:
         for k, cols in enumerate(obs_cols):
             index[k, :len(cols)] = cols
             pad[k, :len(cols)] = False
-        self.obs_index = torch.from_numpy(index.reshape(-1))
-        self.obs_pad = torch.from_numpy(pad) if pad.any() else None
+        self.obs_index_np = index.reshape(-1)
+        self.obs_pad = pad if pad.any() else None
+        self.obs_pad_np = pad
         src, dst = [], []
         low = np.full((self.n, self.act_dim), -1.0, dtype=np.float32)
         high = np.full((self.n, self.act_dim), 1.0, dtype=np.float32)
@@ -125,8 +129,13 @@ class _Group:
             src.extend(k * self.act_dim + np.arange(len(cols)))
             dst.extend(cols)
             low[k, :len(cols)], high[k, :len(cols)] = lows[k], highs[k]
-        self.act_src = torch.as_tensor(src, dtype=torch.int64)
-        self.act_dst = torch.as_tensor(dst, dtype=torch.int64)
+        self.act_src_np = np.asarray(src, dtype=np.int64)
+        self.act_dst_np = np.asarray(dst, dtype=np.int64)
+        # Real entries first and going to consecutive columns: a slice, not a scatter.
+        n_real = len(src)
+        self.act_block = (slice(int(dst[0]), int(dst[0]) + n_real)
+                          if n_real and np.array_equal(self.act_src_np, np.arange(n_real))
+                          and np.array_equal(self.act_dst_np, np.arange(dst[0], dst[0] + n_real)) else None)
         self.low, self.high = torch.from_numpy(low), torch.from_numpy(high)
         first = int(index[0, 0])
         # A group that is a plain block of the row (no padding, in order): a slice, not a gather.
@@ -171,22 +180,18 @@ class BatchedMarlEnv(EnvBase):
             self._groups.append(_Group(name, members, rows, [obs_cols[r] for r in rows],
                                        [act_cols[r] for r in rows], [lows[r] for r in rows],
                                        [highs[r] for r in rows]))
-        # The pool's buffers as tensors, made once: each world's observation
-        # row, rewards, terminations and truncations.
-        self._obs_rows = torch.from_numpy(obs_array.reshape(n_worlds, -1))
-        self._rewards = torch.from_numpy(pool.rewards)
-        self._terminations = torch.from_numpy(pool.terminations)
-        self._truncations = torch.from_numpy(pool.truncations)
+        # The pool's observation rows (one per world), viewed once.
+        self._obs_np = obs_array.reshape(n_worlds, -1)
+        self._np_dtype = np.float32 if dtype == torch.float32 else np.float64
         self._state = state
+        self._group_batch = {g.name: torch.Size((n_worlds, g.n)) for g in self._groups}
         # The actions the pool reads: one float32 row per world.
         self._actions = np.zeros((n_worlds, act_width), dtype=np.float32)
-        self._actions_t = torch.from_numpy(self._actions)
         self._act_shape = act_shape
         # One group holding every action entry in order: its tensor is the row itself.
         only = self._groups[0] if len(self._groups) == 1 else None
         self._direct_actions = (only is not None and only.act_dim * only.n == act_width
-                                and torch.equal(only.act_src, torch.arange(act_width))
-                                and torch.equal(only.act_dst, torch.arange(act_width)))
+                                and only.act_block == slice(0, act_width))
         self._seed_next: int | None = None
         self._make_specs()
         if seed is not None:
@@ -222,59 +227,67 @@ class BatchedMarlEnv(EnvBase):
         self.done_spec = done
 
     # -- stepping ---------------------------------------------------------------------
+    #
+    # The per-step glue is NumPy on the pool's arrays (a NumPy call costs a
+    # fraction of a torch call at these sizes), wrapped by torch.from_numpy
+    # once made; the TensorDicts are built unchecked (TensorDict._new_unsafe,
+    # as TorchRL's own GymLikeEnv does): their shapes are the specs', by
+    # construction.
 
-    def _observation(self, g: _Group) -> torch.Tensor:
-        rows = self._obs_rows
+    def _observation(self, g: _Group) -> np.ndarray:
+        rows = self._obs_np
         if g.obs_block is not None:
-            obs = rows[:, g.obs_block]
-            obs = obs.to(self.dtype, copy=True)
+            obs = rows[:, g.obs_block].astype(self._np_dtype)  # (a copy)
         else:
-            obs = rows.index_select(1, g.obs_index).to(self.dtype)
+            obs = rows.take(g.obs_index_np, axis=1).astype(self._np_dtype, copy=False)
             if g.obs_pad is not None:
-                obs = obs.view(self.num_worlds, g.n, g.obs_dim).masked_fill_(g.obs_pad, 0)
-        return obs.view(self.num_worlds, g.n, g.obs_dim)
+                obs.reshape(self.num_worlds, g.n, g.obs_dim)[:, g.obs_pad_np] = 0
+        return obs.reshape(self.num_worlds, g.n, g.obs_dim)
 
     def _output(self, stepped: bool) -> TensorDictBase:
         n_worlds = self.num_worlds
+        # done, terminated, truncated of each world, side by side: every done
+        # key is a view of one such block (distinct entries of it).
+        flags = np.zeros((n_worlds, 3), dtype=bool)
         if stepped:
-            terminated = self._terminations[:, :1].clone()
-            truncated = self._truncations[:, :1].clone()
-            done = terminated | truncated
-        else:
-            terminated = torch.zeros((n_worlds, 1), dtype=torch.bool)
-            truncated = torch.zeros((n_worlds, 1), dtype=torch.bool)
-            done = torch.zeros((n_worlds, 1), dtype=torch.bool)
-        out: dict[str, Any] = {"done": done, "terminated": terminated, "truncated": truncated}
+            pool = self._pool
+            flags[:, 1] = pool.terminations[:, 0]
+            flags[:, 2] = pool.truncations[:, 0]
+            np.logical_or(flags[:, 1], flags[:, 2], out=flags[:, 0])
+        root = torch.from_numpy(flags)
+        out: dict[str, Any] = {"done": root[:, 0:1], "terminated": root[:, 1:2], "truncated": root[:, 2:3]}
+        batch = self._group_batch
         for g in self._groups:
-            shape = (n_worlds, g.n, 1)
-            entries = {"observation": self._observation(g),
-                       "done": done.unsqueeze(1).expand(shape).clone(),
-                       "terminated": terminated.unsqueeze(1).expand(shape).clone(),
-                       "truncated": truncated.unsqueeze(1).expand(shape).clone()}
+            block = torch.from_numpy(np.repeat(flags[:, None, :], g.n, axis=1))
+            entries = {"observation": torch.from_numpy(self._observation(g)),
+                       "done": block[..., 0:1], "terminated": block[..., 1:2], "truncated": block[..., 2:3]}
             if stepped:
-                entries["reward"] = self._group_reward(g)
-            out[g.name] = TensorDict(entries, batch_size=(n_worlds, g.n))
+                entries["reward"] = torch.from_numpy(self._group_reward(g))
+            out[g.name] = TensorDict._new_unsafe(entries, batch_size=batch[g.name])
         if self._state is not None:
-            out["state"] = self._obs_rows[:, self._state].to(self.dtype, copy=True)
-        return TensorDict(out, batch_size=(n_worlds,), device=self.device)
+            out["state"] = torch.from_numpy(self._obs_np[:, self._state].astype(self._np_dtype))
+        td = TensorDict._new_unsafe(out, batch_size=self.batch_size)
+        return td if self.device is None or self.device.type == "cpu" else td.to(self.device)
 
-    def _group_reward(self, g: _Group) -> torch.Tensor:
+    def _group_reward(self, g: _Group) -> np.ndarray:
         raise NotImplementedError
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         pool = self._check_open()
         if self._direct_actions:
             g = self._groups[0]
-            actions = tensordict.get((g.name, "action")).detach()
-            if actions.dtype != torch.float32:
-                actions = actions.to(torch.float32)
-            array = actions.contiguous().numpy().reshape(self._act_shape)
+            actions = tensordict.get((g.name, "action"))
+            array = actions.detach().to("cpu", torch.float32).contiguous().numpy().reshape(self._act_shape)
         else:
-            row = self._actions_t
+            row = self._actions
             for g in self._groups:
-                a = tensordict.get((g.name, "action")).detach().reshape(self.num_worlds, -1)
-                row[:, g.act_dst] = a[:, g.act_src].to(torch.float32)
-            array = self._actions.reshape(self._act_shape)
+                a = tensordict.get((g.name, "action")).detach().to("cpu", torch.float32).numpy()
+                a = a.reshape(self.num_worlds, -1)
+                if g.act_block is not None:
+                    row[:, g.act_block] = a[:, :g.act_block.stop - g.act_block.start]
+                else:
+                    row[:, g.act_dst_np] = a[:, g.act_src_np]
+            array = row.reshape(self._act_shape)
         pool.step_all(array)
         return self._output(stepped=True)
 
@@ -372,12 +385,13 @@ class BatchedGameEnv(BatchedMarlEnv):
         highs = [np.asarray(pool.action_high, dtype=np.float32)] * len(agents)
         self._setup(agents, obs_cols, act_cols, lows, highs, group_map, dtype, pool.obs, len(agents) * a,
                     (num_worlds, len(agents), a), None, seed)
-        self._agent_rows = {g.name: torch.as_tensor(g.rows) for g in self._groups}
-        self._all_rows = {g.name: g.rows == list(range(len(agents))) for g in self._groups}
+        # Each group's rows of the reward buffer: a slice where they are consecutive.
+        self._reward_rows = {g.name: slice(g.rows[0], g.rows[-1] + 1) if g.rows == list(range(g.rows[0], g.rows[-1] + 1))
+                             else np.asarray(g.rows) for g in self._groups}
 
-    def _group_reward(self, g: _Group) -> torch.Tensor:
-        rewards = self._rewards if self._all_rows[g.name] else self._rewards[:, self._agent_rows[g.name]]
-        return rewards.to(torch.float32, copy=True).unsqueeze(-1)
+    def _group_reward(self, g: _Group) -> np.ndarray:
+        rewards = self._pool.rewards[:, self._reward_rows[g.name]]
+        return rewards.astype(np.float32)[:, :, None]  # (a copy)
 
 
 class BatchedMaMuJoCoEnv(BatchedMarlEnv):
@@ -431,9 +445,9 @@ class BatchedMaMuJoCoEnv(BatchedMarlEnv):
         self._setup(agents, obs_cols, act_cols, lows, highs, group_map, dtype, pool.obs[:, 0, :],
                     core.f.act_dim, (num_worlds, core.f.act_dim), core.state_slice if return_state else None, seed)
 
-    def _group_reward(self, g: _Group) -> torch.Tensor:
+    def _group_reward(self, g: _Group) -> np.ndarray:
         # MaMuJoCo's reward is the world's, shared by every agent.
-        return self._rewards[:, :1].to(torch.float32, copy=True).unsqueeze(1).expand(self.num_worlds, g.n, 1).clone()
+        return np.repeat(self._pool.rewards[:, None, :1].astype(np.float32), g.n, axis=1)
 
 
 def _game_name(game: str) -> str:
