@@ -13,13 +13,15 @@
 #      from (elsewhere: https://download.pytorch.org/whl/cpu).
 #   3. Jolt Physics' pinned source (tools/fetch_jolt.py), then ONE native
 #      build: the project's wheel, with Jolt, into build/wheelhouse/.
-#   4. That wheel with the `test` extra into .venv, and with the `rllib` extra
-#      (Ray RLlib pins gymnasium==1.2.2) into a second environment, .venv-rllib.
-# Re-running it is safe: it reinstalls the freshly built wheel into both.
+#   4. That wheel with the `test` extra into .venv, with the `rllib` extra
+#      (Ray RLlib pins gymnasium==1.2.2) into a second environment, .venv-rllib,
+#      and with the `benchmarl` extra (BenchMARL pins torchrl<0.12) into a
+#      third, .venv-benchmarl.
+# Re-running it is safe: it reinstalls the freshly built wheel into each.
 set -euo pipefail
 
 usage() {
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
 Usage: tools/setup_tests.sh [--help]
@@ -93,5 +95,11 @@ step ".venv-rllib: $TORCH, then the same wheel with the rllib extra and pytest"
 .venv-rllib/bin/pip install -q "${torch_args[@]}"
 .venv-rllib/bin/pip install -q "$wheel[rllib]" pytest
 .venv-rllib/bin/pip install -q --force-reinstall --no-deps "$wheel"
+
+step ".venv-benchmarl: $TORCH, then the same wheel with the benchmarl extra and pytest"
+"$PYTHON" -m venv .venv-benchmarl
+.venv-benchmarl/bin/pip install -q "${torch_args[@]}"
+.venv-benchmarl/bin/pip install -q "$wheel[benchmarl]" pytest
+.venv-benchmarl/bin/pip install -q --force-reinstall --no-deps "$wheel"
 
 step "done: run .venv/bin/pytest"
