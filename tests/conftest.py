@@ -11,8 +11,9 @@ from joltgym_marl.cores import CORE_CLASSES
 from joltgym_marl.registry import GAMES, SINGLE_AGENT_TASKS, TASKS, TaskSpec
 
 # The Ray RLlib tests run in their own environment (.venv-rllib), driven by
-# tests/test_rllib.py.
-collect_ignore = ["rllib"]
+# tests/test_rllib.py; the BenchMARL tests in theirs (.venv-benchmarl), driven
+# by tests/test_benchmarl.py.
+collect_ignore = ["rllib", "benchmarl"]
 
 
 def pytest_configure(config):
