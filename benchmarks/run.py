@@ -51,6 +51,10 @@ cheetah race (``END_TO_END_TASKS``, registry names) and
 ``--only mamujoco`` runs ``benchmarks/mamujoco_vs_farama.py`` (our MaMuJoCo
 ``vec_env`` against Farama's ``parallel_env`` and the single-agent C++ limit on
 HalfCheetah 6x1 and Ant 4x2, 64 worlds, 2 threads), into ``mamujoco.md``.
+``--only torchrl`` runs ``benchmarks/torchrl_batched.py`` (TorchRL frames/s of
+our batched MaMuJoCo env against TorchRL's ParallelEnv of PettingZooWrapper
+envs on Farama's MaMuJoCo, HalfCheetah 6x1, 64 worlds, 2 threads), into
+``torchrl.md``.
 
 Then how cost grows: memory per world and construction time of our vector
 env (a fresh process per size), and the throughput of the registry's first
@@ -573,7 +577,7 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="every task's limit, core and vector env on 1 and 8 worlds, every peer on "
                              f"{' and '.join(peers_quick) or 'the first task of each kind'}; tiny time budget")
-    parser.add_argument("--only", choices=["targets", "end_to_end", "mamujoco"],
+    parser.add_argument("--only", choices=["targets", "end_to_end", "mamujoco", "torchrl"],
                         help="targets: only the target table (limit, vector, pool, agent_vec at "
                              f"{TARGET_WORLDS} worlds / {TARGET_THREADS} threads, 5 rounds; no scaling, no memory); "
                              "end_to_end: rollout collection with a policy in the loop "
@@ -582,7 +586,9 @@ def parse_args(argv=None):
                              "for the game) and SB3 PPO wall-clock (benchmarks/sb3_training.py), written to "
                              "end_to_end.md; mamujoco: MaMuJoCo's vec_env against Farama's parallel_env "
                              "and the single-agent C++ limit (benchmarks/mamujoco_vs_farama.py), written "
-                             "to mamujoco.md")
+                             "to mamujoco.md; torchrl: TorchRL frames/s of our batched env against ParallelEnv of "
+                             "PettingZooWrapper on Farama's MaMuJoCo (benchmarks/torchrl_batched.py), written to "
+                             "torchrl.md")
     parser.add_argument("--out", type=Path,
                         help="output directory (default: runs/benchmarks/full, .../quick or .../targets, "
                              "untracked; the committed results are written only with --out benchmarks/results)")
@@ -670,18 +676,29 @@ def end_to_end(args, out: Path) -> int:
     return 1 if status else 0
 
 
-def mamujoco(args, out: Path) -> int:
-    command = [str(Path(__file__).resolve().parent / "mamujoco_vs_farama.py")]
+def section(script: str, title: str, name: str, quick_args: list[str], args, out: Path) -> int:
+    """Runs a side-by-side script of benchmarks/ (``quick_args`` with --quick) into ``out/name``."""
+    command = [str(Path(__file__).resolve().parent / script)]
     if args.quick:
-        command += ["--rounds", "1", "--seconds", "0.2", "--worlds", "8"]
+        command += quick_args
     proc = subprocess.run([sys.executable, *command], capture_output=True, text=True)
-    text = "# MaMuJoCo\n\n" + proc.stdout
+    text = f"# {title}\n\n" + proc.stdout
     if proc.returncode:
         text += f"\n(exit code {proc.returncode})\n```\n{proc.stderr[-2000:]}\n```\n"
-    (out / "mamujoco.md").write_text(text)
+    (out / name).write_text(text)
     print(text)
-    print(f"wrote {out / 'mamujoco.md'}", file=sys.stderr)
+    print(f"wrote {out / name}", file=sys.stderr)
     return 1 if proc.returncode else 0
+
+
+def mamujoco(args, out: Path) -> int:
+    return section("mamujoco_vs_farama.py", "MaMuJoCo", "mamujoco.md",
+                   ["--rounds", "1", "--seconds", "0.2", "--worlds", "8"], args, out)
+
+
+def torchrl(args, out: Path) -> int:
+    return section("torchrl_batched.py", "TorchRL", "torchrl.md",
+                   ["--rounds", "1", "--seconds", "0.2", "--worlds", "4"], args, out)
 
 
 def main(argv=None) -> int:
@@ -690,6 +707,9 @@ def main(argv=None) -> int:
     if args.only == "mamujoco":
         out.mkdir(parents=True, exist_ok=True)
         return mamujoco(args, out)
+    if args.only == "torchrl":
+        out.mkdir(parents=True, exist_ok=True)
+        return torchrl(args, out)
     if args.only == "end_to_end":
         out.mkdir(parents=True, exist_ok=True)
         return end_to_end(args, out)

@@ -43,6 +43,7 @@ SCRIPTS = {
                                                                 if not spec.is_game]),
     "_gym_pipe_worker": ([sys.executable, "benchmarks/_gym_pipe_worker.py"], []),
     "mamujoco_vs_farama": ([sys.executable, "benchmarks/mamujoco_vs_farama.py"], []),
+    "torchrl_batched": ([sys.executable, "benchmarks/torchrl_batched.py"], []),
 }
 
 
@@ -245,6 +246,20 @@ def test_end_to_end_section_runs_every_part(tmp_path):
     for contender in ("ours", "dummy", "subproc"):
         assert re.search(rf"^{contender} +[\d.]+ ", text, re.MULTILINE), contender
     assert re.search(r"speed-up ours vs dummy = \d+\.\d\dx", text)
+
+
+@pytest.mark.slow
+def test_torchrl_section_measures_both_routes(tmp_path):
+    """``--only torchrl`` (quick sizes): frames/s of TorchRL's ParallelEnv of
+    PettingZooWrapper on Farama's MaMuJoCo and of our batched env, their
+    ratios, and where our step's time goes, in torchrl.md."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--only", "torchrl",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = (tmp_path / "torchrl.md").read_text()
+    assert re.search(r"^\| HalfCheetah \| 6x1 \| [\d,]+ \([\d,]+\) \| [\d,]+ \([\d,]+\) \| [\d,]+ \([\d,]+\) \| "
+                     r"[\d.]+x \| [\d.]+x \|$", text, re.MULTILINE), text
+    assert len(re.findall(r"^\| HalfCheetah 6x1 \| ours.* \| [\d.]+ \| [\d.]+ \(\d+%\) \| ", text, re.MULTILINE)) == 2, text
 
 
 def _synthetic_results(quick: bool) -> dict:

@@ -181,9 +181,11 @@ def test_no_command_writes_to_a_tracked_file():
 
 
 # A block whose first line is this comment runs with the RLlib environment's
-# interpreter (set-up command 2 makes .venv-rllib).
+# interpreter (set-up command 2 makes .venv-rllib); the same for BenchMARL's.
 RLLIB_BLOCK = "# runs in .venv-rllib"
 RLLIB_PYTHON = ROOT / ".venv-rllib" / "bin" / "python"
+BENCHMARL_BLOCK = "# runs in .venv-benchmarl"
+BENCHMARL_PYTHON = ROOT / ".venv-benchmarl" / "bin" / "python"
 
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: b.where)
@@ -192,6 +194,9 @@ def test_python_block_runs(block):
     if block.text.startswith(RLLIB_BLOCK):
         assert RLLIB_PYTHON.exists(), f"{RLLIB_PYTHON} is missing: run the README's set-up command 2"
         python = str(RLLIB_PYTHON)
+    if block.text.startswith(BENCHMARL_BLOCK):
+        assert BENCHMARL_PYTHON.exists(), f"{BENCHMARL_PYTHON} is missing: run the README's set-up command 2"
+        python = str(BENCHMARL_PYTHON)
     proc = subprocess.run([python, "-c", block.text], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, f"{block.where}\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
