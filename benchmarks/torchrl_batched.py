@@ -230,7 +230,8 @@ def table(args) -> str:
     lines = [f"TorchRL, MaMuJoCo: {args.worlds} worlds; Farama's route: {layout}; ours: 1 env of "
              f"{args.worlds} worlds on {args.threads} native threads; {args.rounds} rounds of {args.seconds:g} s, "
              f"interleaved, each contender in a fresh process. Frames (world-steps) per wall-clock second, median "
-             f"over rounds; per CPU second of all its processes (ParallelEnv's workers too) in parentheses. Load average at the start {load:.1f} on {os.cpu_count()} CPUs.", "",
+             f"over rounds; per CPU second of all its processes (ParallelEnv's workers too) in parentheses. "
+             f"Load average at the start {load:.1f} on {os.cpu_count()} CPUs.", "",
              "| scenario | conf | " + " | ".join(LABELS[k] for k in KINDS) + " | ours / Farama | ours, 1 group / "
              "Farama |", "|---|---|" + "---:|" * (len(KINDS) + 2)]
     splits = []

@@ -386,8 +386,9 @@ class BatchedGameEnv(BatchedMarlEnv):
         self._setup(agents, obs_cols, act_cols, lows, highs, group_map, dtype, pool.obs, len(agents) * a,
                     (num_worlds, len(agents), a), None, seed)
         # Each group's rows of the reward buffer: a slice where they are consecutive.
-        self._reward_rows = {g.name: slice(g.rows[0], g.rows[-1] + 1) if g.rows == list(range(g.rows[0], g.rows[-1] + 1))
-                             else np.asarray(g.rows) for g in self._groups}
+        self._reward_rows = {g.name: slice(g.rows[0], g.rows[-1] + 1)
+                             if g.rows == list(range(g.rows[0], g.rows[-1] + 1)) else np.asarray(g.rows)
+                             for g in self._groups}
 
     def _group_reward(self, g: _Group) -> np.ndarray:
         rewards = self._pool.rewards[:, self._reward_rows[g.name]]
