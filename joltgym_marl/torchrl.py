@@ -153,7 +153,14 @@ class BatchedMarlEnv(EnvBase):
     _pool: Any
     _closed_pool = False
 
-    def _setup(self, agents: list[str], obs_cols: list[np.ndarray], act_cols: list[np.ndarray],
+    def _setup(self, *args: Any) -> None:
+        try:
+            self._build(*args)
+        except BaseException:
+            self._pool.close()  # a rejected constructor leaves no pool (nor threads) behind
+            raise
+
+    def _build(self, agents: list[str], obs_cols: list[np.ndarray], act_cols: list[np.ndarray],
                lows: list[np.ndarray], highs: list[np.ndarray], group_map: Any, dtype: torch.dtype,
                obs_array: np.ndarray, act_width: int, act_shape: tuple[int, ...], state: slice | None,
                seed: int | None) -> None:

@@ -274,6 +274,8 @@ def test_bad_arguments_are_named():
         BatchedGameEnv("sumo", 2, group_map=["ant_0"])
     with pytest.raises(Exception, match="ant_1"):  # TorchRL's check_marl_grouping names the missing agent
         BatchedGameEnv("sumo", 2, group_map={"ant": ["ant_0"]})
+    with pytest.raises(ValueError, match="seed"):
+        BatchedGameEnv("sumo", 2, seed=-1)
     with pytest.raises(TypeError, match="unknown keyword|unexpected keyword|bogus"):
         BatchedGameEnv("sumo", 2, bogus=1)
     env = BatchedGameEnv("sumo", 2, num_threads=1, seed=0)
