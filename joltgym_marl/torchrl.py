@@ -149,9 +149,7 @@ class BatchedMarlEnv(EnvBase):
     """The TorchRL env over a native pool; see the module's docstring. Made by
     :class:`BatchedGameEnv` and :class:`BatchedMaMuJoCoEnv`."""
 
-    # (set by the subclasses' constructors, before _setup)
-    _pool: Any
-    _closed_pool = False
+    _pool: Any  # (set by the subclasses' constructors, before _setup)
 
     def _setup(self, *args: Any) -> None:
         try:
@@ -199,7 +197,6 @@ class BatchedMarlEnv(EnvBase):
         only = self._groups[0] if len(self._groups) == 1 else None
         self._direct_actions = (only is not None and only.act_dim * only.n == act_width
                                 and only.act_block == slice(0, act_width))
-        self._seed_next: int | None = None
         self._make_specs()
         if seed is not None:
             self.set_seed(seed)
@@ -302,8 +299,7 @@ class BatchedMarlEnv(EnvBase):
         pool = self._check_open()
         mask = self._reset_mask(tensordict)
         if mask is None:
-            seed, self._seed_next = self._seed_next, None
-            pool.reset_all(seed=seed)
+            pool.reset_all(seed=None)  # every world's stream continues (set_seed seeds them)
         else:
             for i in torch.nonzero(mask).flatten().tolist():
                 pool.reset_one(i)
