@@ -14,6 +14,8 @@ import functools
 import importlib
 import pickle
 import re
+import subprocess
+import sys
 import types
 
 import cloudpickle
@@ -198,6 +200,7 @@ def test_state_test(module, kw):
 def test_module_is_importable_by_its_name(name, module):
     assert getattr(joltgym_marl, name) is module
     assert importlib.import_module(f"joltgym_marl.envs.{name}") is module
+    assert importlib.import_module(f"joltgym_marl.{name}") is module
     exec(f"from joltgym_marl import {name} as imported", namespace := {})
     assert namespace["imported"] is module
     for constructor in ["parallel_env", "env", "raw_env"]:
@@ -205,6 +208,17 @@ def test_module_is_importable_by_its_name(name, module):
     assert isinstance(module.parallel_env(), ParallelEnv)
     assert isinstance(module.env(), AECEnv)
     assert isinstance(module.raw_env(), AECEnv)
+
+
+def test_game_modules_import_by_path_in_a_fresh_interpreter():
+    """``import joltgym_marl.sumo_v0`` and ``from joltgym_marl.sumo_v0 import
+    parallel_env`` as the first import, as PettingZoo's env modules import."""
+    lines = []
+    for name in MULTI_AGENT_ENVS:
+        lines += [f"import joltgym_marl.{name}", f"from joltgym_marl.{name} import parallel_env, env, raw_env",
+                  f"assert joltgym_marl.{name}.parallel_env is parallel_env is joltgym_marl.{name}.parallel_env",
+                  "assert parallel_env().possible_agents"]
+    subprocess.run([sys.executable, "-c", "\n".join(lines)], check=True)
 
 
 def test_cheetah_race_import_from_the_package():
