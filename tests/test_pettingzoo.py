@@ -38,6 +38,8 @@ from joltgym_marl import MultiAgentEnv, StateError, WorldPool, cheetah_race_v0
 from joltgym_marl.envs import MULTI_AGENT_ENVS
 from joltgym_marl.registry import TASKS
 
+from game_variants import VARIANTS, VARIANTS_WITHOUT_FINISH
+
 # PettingZoo's checkers warn that an unbounded Box is "probably too low/high";
 # MuJoCo locomotion observations (and our global state) are unbounded.
 IGNORE_INFINITE_OBS_LOW = pytest.mark.filterwarnings(
@@ -49,34 +51,6 @@ IGNORE_INFINITE_STATE_LOW = pytest.mark.filterwarnings(
 IGNORE_INFINITE_STATE_HIGH = pytest.mark.filterwarnings(
     "ignore:Environment's maximum state space value is infinity:UserWarning")
 
-# Extra configurations of particular games; the default configuration of every
-# registered game is always tested.
-EXTRA_VARIANTS = {
-    "cheetah_race_v0": {
-        "3-shared_track": dict(num_agents=3, layout="shared_track"),
-        "1-finish_line": dict(num_agents=1, finish_line=0.3, max_cycles=400),
-    },
-    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None)},
-    "run_to_goal_v0": {"humanoid": dict(robot="humanoid")},
-}
-
-
-def _variants(include=lambda kw: True):
-    out = []
-    for name, module in MULTI_AGENT_ENVS.items():
-        out.append(pytest.param(module, {}, id=name))
-        spec = next(s for s in TASKS.values() if s.env_id == name)
-        if "jolt" in spec.engines:  # every game that runs on Jolt is tested on it too
-            out.append(pytest.param(module, {"engine": "jolt"}, id=f"{name}-jolt"))
-        for label, kw in EXTRA_VARIANTS.get(name, {}).items():
-            if include(kw):
-                out.append(pytest.param(module, kw, id=f"{name}-{label}"))
-    return out
-
-
-VARIANTS = _variants()
-# max_cycles_test expects the episode to last exactly max_cycles: no finish line.
-VARIANTS_WITHOUT_FINISH = _variants(lambda kw: "finish_line" not in kw)
 NAMED_MODULES = [pytest.param(name, module, id=name) for name, module in MULTI_AGENT_ENVS.items()]
 
 GAME = "cheetah_race"
@@ -619,10 +593,14 @@ def test_parallel_step_after_the_episode_ended():
     assert all(out[3].values()) and env.agents == []
     snap = snapshot(env)
     full = {a: np.zeros(6, np.float32) for a in env.possible_agents}
-    for bad in [full, {}]:
-        with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):
-            env.step(bad)
-        assert_unchanged(env, snap)
+    with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):
+        env.step(full)
+    assert_unchanged(env, snap)
+    # An empty step answers with empty dicts, as PettingZoo's own envs do.
+    assert env.step({}) == ({}, {}, {}, {}, {})
+    assert_unchanged(env, snap)
+    with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):  # (not before the first reset)
+        cheetah_race_v0.parallel_env(num_agents=2).step({})
     assert env.world.elapsed_steps == 3
     assert_same_data(env.reset(seed=4), twin.reset(seed=4))
     assert_same_data(env.step(full), twin.step(full))

@@ -10,13 +10,13 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from joltgym_marl import rendering
-from joltgym_marl._lifecycle import Reconstructible
+from joltgym_marl._lifecycle import Reconstructible, WrapperRandom
 from joltgym_marl._native import core as _core
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-class SharedWorldEnv(Reconstructible, ParallelEnv):
+class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
     """Several robots in one native MuJoCo world, as a PettingZoo ``ParallelEnv``.
 
     One subclass per registered game is derived in :mod:`joltgym_marl.envs`
@@ -59,6 +59,7 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self._episode_options = frozenset(world.episode_options)
         self._act_dim = world.act_dim
         self._closed = False
+        self._started = False  # reset() has been called
 
     # -- PettingZoo API ------------------------------------------------------------
 
@@ -79,11 +80,19 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         known = {k: v for k, v in (options or {}).items() if k in self._episode_options}
         obs, rows = self._world.reset(seed=seed, options=known or None)
         self.agents = list(self.possible_agents)
+        self._started = True
+        if seed is not None or self._np_random is None:
+            self._seed_wrapper_random(seed)
         return self._per_agent(obs), self._infos(rows, reset=True)
 
     def step(self, actions: dict[str, Any]):
         self._check_open()
         if not self.agents:
+            # After the episode ended, an empty step answers with empty dicts, as
+            # PettingZoo's own envs and conversions do (SuperSuit's black_death
+            # steps so once the last agent is done).
+            if self._started and isinstance(actions, dict) and not actions:
+                return {}, {}, {}, {}, {}
             raise RuntimeError("step() called with no live agents; expected reset() first "
                                "(the episode has ended or never started)")
         staged = self._gather(actions)

@@ -24,7 +24,7 @@ import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 
 from joltgym_marl import rendering
-from joltgym_marl._lifecycle import Reconstructible
+from joltgym_marl._lifecycle import Reconstructible, WrapperRandom
 from joltgym_marl._native import core as _core
 from joltgym_marl.mamujoco.assets import coupled_half_cheetah_path, many_segment_xml
 from joltgym_marl.mamujoco.factorization import Factorization, exact_scenario, resolve
@@ -247,7 +247,7 @@ class _V5Renderer:
         self._renderer.close()
 
 
-class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
+class MaMuJoCoParallelEnv(Reconstructible, WrapperRandom, ParallelEnv):
     """Farama's MaMuJoCo ``parallel_env`` (``gymnasium_robotics.mamujoco_v1``),
     natively: the same signature, agents, spaces, observations (float64),
     rewards, ``state()``, mapping functions and metadata.
@@ -255,8 +255,9 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
     ``agent_observation="global_state"`` gives every agent ``state()`` as its
     observation (HARL's default) instead of MaMuJoCo's local k-hop one.
     Keyword arguments go to the robot, as to Gymnasium's ``-v5`` env (and
-    ``max_episode_steps``, as to ``gymnasium.make``). Stepping after the
-    episode ended raises (call ``reset()``): the world is reset natively.
+    ``max_episode_steps``, as to ``gymnasium.make``). After the episode
+    ended, ``step({})`` returns empty dicts (as PettingZoo's envs do) and a
+    step with actions raises (call ``reset()``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -328,6 +329,7 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         self._core.pool.reset_all(seed=seed)
         if seed is not None:
             self._seeded = True
+            self._seed_wrapper_random(seed)
         self._started = True
         self.agents = list(self.possible_agents)
         info = self._core.info_dicts(self._infos()[0], True)
@@ -341,6 +343,8 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         if not self._started:
             raise _core.StateError("step() before reset(); expected reset() first")
         if not self.agents:
+            if isinstance(actions, dict) and not actions:  # as PettingZoo's envs answer an empty step
+                return {}, {}, {}, {}, {}
             raise _core.StateError("step() after the episode ended; expected reset() first")
         pool = self._core.pool
         self._core.apply(pool.step_all, actions, self.agents, None)
