@@ -882,3 +882,25 @@ def test_vector_env_rejects_bad_actions_and_leaves_the_worlds_unchanged(base_cla
     assert_array_equal(env.pool.elapsed_steps, [0, 0])
     good = np.random.default_rng(0).uniform(-1, 1, (6, 6)).astype(np.float32)
     assert_same_data(vec_step(env, good), vec_step(twin, good))
+
+
+@pytest.mark.parametrize("module, kw", VARIANTS)
+def test_reset_infos_carry_every_step_key_all_numeric(module, kw):
+    """TorchRL builds its info spec from reset()'s infos: they carry every key
+    the step infos carry (the step-only ones 0), each a number of the same
+    type; a game's ``outcome`` is an :class:`joltgym_marl.Outcome` (an int
+    that keeps its label), ONGOING at reset."""
+    env = module.parallel_env(**kw)
+    _, reset_infos = env.reset(seed=0)
+    _, _, _, _, step_infos = env.step(random_actions(env, np.random.default_rng(0)))
+    for agent in env.possible_agents:
+        assert reset_infos[agent].keys() == step_infos[agent].keys()
+        for key, value in reset_infos[agent].items():
+            assert isinstance(value, (int, float, np.number)), (key, value)
+            assert type(value) is type(step_infos[agent][key]), key
+        if "outcome" in reset_infos[agent]:
+            assert reset_infos[agent]["outcome"] is joltgym_marl.Outcome.ONGOING
+            assert isinstance(step_infos[agent]["outcome"], joltgym_marl.Outcome)
+            assert step_infos[agent]["outcome"].label in ("ongoing", "win", "loss", "draw")
+    for key in [k for k in step_infos[env.possible_agents[0]] if k.startswith("reward_")]:
+        assert all(reset_infos[a][key] == 0 for a in env.possible_agents), key

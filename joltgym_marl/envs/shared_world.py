@@ -56,6 +56,9 @@ class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
         self.action_spaces = {agent: act_space for agent in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
         self._decoder = world.info_decoder
+        self._step_only_columns = np.array(
+            [c for _, offset, size, at_reset, *_ in self._decoder.fields if not at_reset
+             for c in range(offset, offset + size)], dtype=np.intp)
         self._episode_options = frozenset(world.episode_options)
         self._act_dim = world.act_dim
         self._closed = False
@@ -194,7 +197,13 @@ class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
         return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
 
     def _infos(self, rows: np.ndarray, reset: bool) -> dict[str, dict[str, Any]]:
-        return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=reset)))
+        # Reset infos carry every key step infos carry (TorchRL builds its info
+        # spec from reset()'s): the step-only fields (reward terms, velocities)
+        # read 0 before the first step.
+        if reset:
+            rows = rows.copy()
+            rows[:, self._step_only_columns] = 0.0
+        return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=False)))
 
 
 class SharedWorldAECEnv(parallel_to_aec_wrapper):
