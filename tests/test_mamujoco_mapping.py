@@ -187,3 +187,18 @@ def test_vec_env_single_agent_env_is_world_0():
         env.step({a: rng.uniform(-1, 1, (3, 4)).astype(np.float32) for a in env.possible_agents})
         np.testing.assert_array_equal(single.unwrapped._get_obs(), env.state()[0])
     env.close()
+
+
+@pytest.mark.parametrize("scenario, conf", [("Ant", "2x4d"), ("Walker2d", "2x3"), ("ManySegmentAnt", "2x3"),
+                                            ("HalfCheetah", None)])
+def test_partitions_globals_and_get_obs_agent_as_faramas(scenario, conf):
+    ours = mamujoco_v1.parallel_env(scenario, conf)
+    theirs = make_oracle(scenario, conf, 1)
+    if conf is None:
+        assert ours.agent_action_partitions is None
+    else:
+        assert str(ours.agent_action_partitions) == str(theirs.agent_action_partitions)
+        assert str(ours.mujoco_globals) == str(theirs.mujoco_globals)
+    obs, _ = ours.reset(seed=0)
+    for i, agent in enumerate(ours.possible_agents):
+        np.testing.assert_array_equal(ours._get_obs_agent(i), obs[agent])

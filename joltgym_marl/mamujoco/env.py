@@ -503,6 +503,25 @@ class MaMuJoCoParallelEnv(Reconstructible, WrapperRandom, ParallelEnv):
         return self._per_agent_obs(self._values())
 
     @property
+    def agent_action_partitions(self) -> list[tuple] | None:
+        """Per agent, its joints (Farama's ``agent_action_partitions``; each
+        joint's repr is its label); None without a factorization."""
+        return self._core.f.partitions
+
+    @property
+    def mujoco_globals(self) -> list:
+        """The global joints every agent observes (Farama's ``mujoco_globals``)."""
+        return self._core.f.global_joints
+
+    def _get_obs_agent(self, agent_id: int, data: Any = None) -> np.ndarray:
+        """Agent ``agent_id``'s current observation (Farama's ``_get_obs_agent``;
+        ``data`` other than None is refused: observations are built natively)."""
+        if data is not None:
+            raise ValueError("data should be None (observations are built natively from the world's state)")
+        agent = self.possible_agents[operator.index(agent_id)]
+        return self._get_obs()[agent]
+
+    @property
     def k_dicts(self) -> list[dict[int, list]] | None:
         """Per agent, the joints at each graph distance 0..agent_obsk from its
         own (Farama's ``k_dicts``; each joint's repr is its label); None without

@@ -101,6 +101,8 @@ class Factorization:
     agent_joints: list[list[str]]  # joint labels per agent (partition order)
     mapping: ObservationMapping  # state() <-> local observations, right in every state
     k_dicts: list[dict[int, list[Joint]]] | None  # Farama's: per agent, the joints at each depth 0..obsk
+    partitions: list[tuple[Joint, ...]] | None  # Farama's agent_action_partitions
+    global_joints: list[Joint]  # Farama's mujoco_globals
 
 
 def _custom_parts(graph: Graph, factorization: Any) -> tuple[list, list, list]:
@@ -188,6 +190,7 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
         robot_kwargs["xml_file"] = xml_file
     obsk = None if agent_conf is None else agent_obsk  # as Farama: no conf, one agent
     graph = None
+    parts, global_joints = None, []
     if obsk is not None:
         if scenario in NO_FACTORIZATION:
             raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; allowed: None")
@@ -268,4 +271,5 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
     mapping = ObservationMapping(ops, bounds, obs_slices, state_slice, possible_agents)
     return Factorization(scenario, agent_conf, obsk, robot, robot_kwargs, possible_agents, action_indices,
                          obs_slices, state_slice, mapping.factorization, ops, bounds, nu,
-                         local_categories, global_categories, agent_joints, mapping, k_dicts)
+                         local_categories, global_categories, agent_joints, mapping, k_dicts,
+                         None if parts is None else [tuple(p) for p in parts], list(global_joints))
