@@ -16,6 +16,14 @@ from joltgym_marl._native import core as _core
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def step_only_columns(decoder) -> np.ndarray:
+    """The info row's columns that only a step writes (the reward terms,
+    velocities): a game's reset infos carry them as 0, so that reset and step
+    infos have the same keys (TorchRL builds its info spec from reset()'s)."""
+    return np.array([c for _, offset, size, at_reset, *_ in decoder.fields if not at_reset
+                     for c in range(offset, offset + size)], dtype=np.intp)
+
+
 class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
     """Several robots in one native MuJoCo world, as a PettingZoo ``ParallelEnv``.
 
@@ -56,9 +64,7 @@ class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
         self.action_spaces = {agent: act_space for agent in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
         self._decoder = world.info_decoder
-        self._step_only_columns = np.array(
-            [c for _, offset, size, at_reset, *_ in self._decoder.fields if not at_reset
-             for c in range(offset, offset + size)], dtype=np.intp)
+        self._step_only_columns = step_only_columns(self._decoder)
         self._episode_options = frozenset(world.episode_options)
         self._act_dim = world.act_dim
         self._closed = False
