@@ -16,7 +16,7 @@ from joltgym_marl import mamujoco_v1
 
 from mamujoco_oracle import make_oracle
 
-STEPS = 150
+STEPS = 100
 LEAVES_OUT = ("ManySegmentAnt", "Reacher")  # scenarios whose agents observe values state() leaves out
 PARTIAL = ("ManySegmentAnt", "ManySegmentSwimmer", "CoupledHalfCheetah")  # no agent observes some state value
 CLIPS_VELOCITIES = ("Walker2d", "Hopper", "InvertedDoublePendulum")  # state() clips them to +-10
@@ -24,7 +24,7 @@ CONFS = [(r.scenario, c.agent_conf) for r in joltgym_marl.tasks("mamujoco") for 
 CONFS += [("ManySegmentAnt", "3x1"), ("ManySegmentSwimmer", "5x4"), ("ManySegmentSwimmer", "6x1")]
 CASES = [pytest.param(s, c, 1, id=f"{s}-{c}") for s, c in CONFS]
 CASES += [pytest.param(s, c, k, id=f"{s}-{c}-k{k}") for s, c in
-          [("Walker2d", "2x3"), ("ManySegmentAnt", "2x3"), ("ManySegmentAnt", "3x1"), ("Hopper", "3x1")]
+          [("Walker2d", "2x3"), ("ManySegmentAnt", "2x3"), ("ManySegmentAnt", "3x1")]
           for k in (0, 2)]
 
 
