@@ -74,15 +74,16 @@ def build(args, league: League):
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
     import joltgym_marl.rllib as jr
+    from joltgym_marl import Outcome
 
     class Outcomes(RLlibCallback):
         def on_episode_end(self, *, episode, metrics_logger, **kwargs):
             for agent in ("ant_0", "ant_1"):
                 if episode.module_for(agent) == "main":
-                    outcome = episode.get_infos(-1)[agent].get("outcome", "draw")
-                    for name in ("win", "draw", "loss"):
-                        metrics_logger.log_value(f"main_{name}", float(outcome == name), reduce="mean",
-                                                 window=200)
+                    outcome = episode.get_infos(-1)[agent].get("outcome", Outcome.DRAW)
+                    for result in (Outcome.WIN, Outcome.DRAW, Outcome.LOSS):
+                        metrics_logger.log_value(f"main_{result.label}", float(outcome == result),
+                                                 reduce="mean", window=200)
 
     fragment = max(1, args.batch // max(1, args.env_runners * args.worlds))
     return (

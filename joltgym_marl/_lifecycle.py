@@ -29,3 +29,24 @@ class Reconstructible:
 def restore(cls: type, kwargs: dict[str, Any]):
     """Re-creates an object from its class and constructor keyword arguments."""
     return cls(**kwargs)
+
+
+class WrapperRandom:
+    """Mixin: ``np_random``, the generator a PettingZoo env offers the wrappers
+    that draw their own randomness (SuperSuit's ``frame_skip_v0`` reads
+    ``env.unwrapped.np_random``). Seeded by ``reset(seed=...)`` (the subclass
+    calls :meth:`_seed_wrapper_random`), from the OS's entropy until then. The
+    worlds' own noise comes from their native RNGs, never from this one."""
+
+    _np_random = None
+
+    @property
+    def np_random(self):
+        if self._np_random is None:
+            self._seed_wrapper_random(None)
+        return self._np_random
+
+    def _seed_wrapper_random(self, seed: int | None) -> None:
+        from gymnasium.utils import seeding
+
+        self._np_random, _ = seeding.np_random(seed)

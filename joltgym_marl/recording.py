@@ -33,7 +33,7 @@ class Recording:
     requested_steps: int
     fps: float  # frames per second that play the episode in real time
     ended: str | None = None  # "terminated" or "truncated" if the episode ended before requested_steps
-    outcomes: dict[str, str] = field(default_factory=dict)  # a game's result per agent, where it has one
+    outcomes: dict[str, Any] = field(default_factory=dict)  # a game's result per agent (an Outcome), where it has one
 
     @property
     def ended_early(self) -> bool:
@@ -46,7 +46,8 @@ class Recording:
             how = {"terminated": "terminated", "truncated": "was truncated (its time limit)"}[self.ended]
             line += f"; the episode {how} after {self.steps} of the {self.requested_steps} steps asked for"
             if self.outcomes:
-                line += " (" + ", ".join(f"{agent}: {result}" for agent, result in self.outcomes.items()) + ")"
+                line += " (" + ", ".join(f"{agent}: {getattr(result, 'label', result)}"
+                                         for agent, result in self.outcomes.items()) + ")"
         return line
 
 

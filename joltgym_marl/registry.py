@@ -256,9 +256,46 @@ ResetKind = _int_enum(_core.ResetKind)
 RESET (reset by this call), AUTORESET (its episode ended and it was reset in
 the same call; ``final_obs``/``final_infos`` hold the ended episode)."""
 
-Outcome = _int_enum(_core.Outcome)
-"""A game's result for one agent (the ``outcome`` info field, decoded to its
-lower-case name by the info decoder): ONGOING, WIN, LOSS, DRAW."""
+class Outcome(enum.IntEnum):
+    """A game's result for one agent: the ``outcome`` info field, an int code
+    (that of ``src/native/outcome.h``) that keeps its label. NumPy, TorchRL
+    and JSON take it as the int; ``outcome.label`` is its lower-case name
+    (``"win"``), ``Outcome.from_label("win")`` the way back."""
 
-__all__ = ["GAMES", "KINDS", "Outcome", "Param", "ResetKind", "SINGLE_AGENT_TASKS", "TASKS", "TaskSpec", "docstring",
+    ONGOING = 0
+    WIN = 1
+    LOSS = 2
+    DRAW = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str) -> Outcome:
+        try:
+            return cls[label.upper()]
+        except (KeyError, AttributeError):
+            raise ValueError(f"an outcome label should be one of {[m.label for m in cls]}, got {label!r}") from None
+
+
+assert {m.name: int(m) for m in Outcome} == {n: int(v) for n, v in _core.Outcome.__members__.items()}
+assert [m.label for m in Outcome] == list(_core.OUTCOME_LABELS)
+
+_LABEL_ENUMS: dict[tuple[str, ...], type[enum.IntEnum]] = {tuple(m.label for m in Outcome): Outcome}
+
+
+def label_enum(field: str, labels: list[str]) -> type[enum.IntEnum]:
+    """The IntEnum an info field of labels decodes to (the native info
+    decoder asks): :class:`Outcome` for a game's outcome; for other labels an
+    IntEnum named after the field, its members the upper-case labels."""
+    key = tuple(labels)
+    if key not in _LABEL_ENUMS:
+        name = "".join(word.title() for word in field.split("_"))
+        _LABEL_ENUMS[key] = enum.IntEnum(name, {label.upper(): i for i, label in enumerate(labels)},
+                                         module=__name__)
+    return _LABEL_ENUMS[key]
+
+
+__all__ = ["GAMES", "KINDS", "Outcome", "label_enum", "Param", "ResetKind", "SINGLE_AGENT_TASKS", "TASKS", "TaskSpec", "docstring",
            "TaskRecord", "keyword_lines", "resolve", "task", "tasks"]

@@ -246,7 +246,10 @@ def test_sb3_vec_env_api():
     for row in obs:
         env_checker._check_obs(row, obs_space, "reset")
     assert len(env.reset_infos) == ROWS
-    assert all(set(info) == {"x_position", "rank"} for info in env.reset_infos)
+    # every key a step gives (the step-only ones 0), as the game's parallel_env
+    step_keys = {"x_position", "rank", "x_velocity", "reward_forward", "reward_ctrl", "reward_finish"}
+    assert all(set(info) == step_keys for info in env.reset_infos)
+    assert all(info["reward_forward"] == 0.0 for info in env.reset_infos)
     env.step_async(np.zeros((ROWS, 6), np.float32))
     obs, rewards, dones, infos = env.step_wait()
     for row in obs:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from joltgym_marl import kick_and_defend_v0
+from joltgym_marl import Outcome, kick_and_defend_v0
 
 from competition_oracle import Robots, load, simulate
 
@@ -58,7 +58,7 @@ def test_a_goal_wins_for_the_kicker():
     arrange(env, ball=(4.5, 1.0, 0.2))
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["kicker_0"]["outcome"] == "win" and infos["keeper_0"]["outcome"] == "loss"
+    assert infos["kicker_0"]["outcome"] == Outcome.WIN and infos["keeper_0"]["outcome"] == Outcome.LOSS
     assert rewards == {"kicker_0": 1000.0, "keeper_0": -1000.0}
 
 
@@ -67,7 +67,7 @@ def test_a_wide_shot_past_the_line_wins_for_the_standing_keeper_with_its_bonus()
     arrange(env, ball=(4.5, 3.5, 0.2), keeper=(3.0, 0.0))
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["kicker_0"]["outcome"] == "loss" and infos["keeper_0"]["outcome"] == "win"
+    assert infos["kicker_0"]["outcome"] == Outcome.LOSS and infos["keeper_0"]["outcome"] == Outcome.WIN
     assert rewards == {"kicker_0": -1000.0, "keeper_0": 1500.0}  # +500 for standing
 
 
@@ -88,7 +88,7 @@ def test_a_ball_sent_back_after_the_keeper_touched_it_gives_both_bonuses():
         env.world.set_state(qpos, qvel)
         _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["keeper_0"]["outcome"] == "win" and infos["keeper_0"]["keeper_touched_ball"] == 1.0
+    assert infos["keeper_0"]["outcome"] == Outcome.WIN and infos["keeper_0"]["keeper_touched_ball"] == 1.0
     standing = env.world.get_state()[0][KEEPER_Q + 2] > 0.8
     assert rewards["keeper_0"] == 1500.0 + (500.0 if standing else 0.0)
     assert rewards["kicker_0"] == -1000.0
@@ -99,7 +99,7 @@ def test_the_keeper_leaving_its_area_is_a_foul():
     arrange(env, keeper=(1.0, 0.0))  # 3 m from the goal line
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values()) and infos["keeper_0"]["foul"] == 1.0
-    assert infos["keeper_0"]["outcome"] == "loss" and infos["kicker_0"]["outcome"] == "draw"
+    assert infos["keeper_0"]["outcome"] == Outcome.LOSS and infos["kicker_0"]["outcome"] == Outcome.DRAW
     assert rewards == {"kicker_0": 0.0, "keeper_0": -1000.0}
 
 
@@ -109,7 +109,7 @@ def test_timeout_is_the_keepers_win_and_a_fallen_keeper_gets_no_standing_bonus()
     for _ in range(2):
         _, rewards, terms, truncs, infos = env.step(ZERO)
     assert all(truncs.values()) and not any(terms.values())
-    assert infos["kicker_0"]["outcome"] == "loss" and infos["keeper_0"]["outcome"] == "win"
+    assert infos["kicker_0"]["outcome"] == Outcome.LOSS and infos["keeper_0"]["outcome"] == Outcome.WIN
     assert rewards == {"kicker_0": -1000.0, "keeper_0": 1000.0}
 
 
@@ -147,14 +147,14 @@ def test_kick_and_defend_matches_a_plain_mujoco_oracle(tmp_path):
                       or (bots.fallen(data, 0) and bots.fallen(data, 1)))
         foul = abs(4 - bots.root(data, 1)[0]) > 2.5
         if goal:
-            outcome, result = ["win", "loss"], [1000.0, -1000.0]
+            outcome, result = [Outcome.WIN, Outcome.LOSS], [1000.0, -1000.0]
         elif keeper_win:
             bonus = (500.0 if touched else 0.0) + (500.0 if bots.root(data, 1)[2] > 0.8 else 0.0)
-            outcome, result = ["loss", "win"], [-1000.0, 1000.0 + bonus]
+            outcome, result = [Outcome.LOSS, Outcome.WIN], [-1000.0, 1000.0 + bonus]
         elif foul:
-            outcome, result = ["draw", "loss"], [0.0, -1000.0]
+            outcome, result = [Outcome.DRAW, Outcome.LOSS], [0.0, -1000.0]
         else:
-            outcome, result = ["ongoing", "ongoing"], [0.0, 0.0]
+            outcome, result = [Outcome.ONGOING, Outcome.ONGOING], [0.0, 0.0]
         gap = abs(4 - ball[0])
         kicker = bots.root(data, 0)
         to_ball = float(np.hypot(ball[0] - kicker[0], ball[1] - kicker[1]))

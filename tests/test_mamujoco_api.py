@@ -295,6 +295,14 @@ def test_step_after_episode_end_asks_for_reset():
     assert all(trunc.values()) and env.agents == []
     with pytest.raises(_core.StateError, match=r"after the episode ended; expected reset\(\)"):
         env.step(act)
+    # An empty step answers with empty dicts, as PettingZoo's own envs do (SuperSuit's
+    # black_death steps so once the episode is over); the world is untouched.
+    state = env.state()
+    assert env.step({}) == ({}, {}, {}, {}, {})
+    np.testing.assert_array_equal(env.state(), state)
+    fresh = mamujoco_v1.parallel_env("HalfCheetah", "2x3")
+    with pytest.raises(_core.StateError, match=r"step\(\) before reset\(\)"):
+        fresh.step({})
 
 
 def test_an_action_beyond_float32_is_named():

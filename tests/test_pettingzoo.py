@@ -14,6 +14,8 @@ import functools
 import importlib
 import pickle
 import re
+import subprocess
+import sys
 import types
 
 import cloudpickle
@@ -36,6 +38,8 @@ from joltgym_marl import MultiAgentEnv, StateError, WorldPool, cheetah_race_v0
 from joltgym_marl.envs import MULTI_AGENT_ENVS
 from joltgym_marl.registry import TASKS
 
+from game_variants import VARIANTS, VARIANTS_WITHOUT_FINISH
+
 # PettingZoo's checkers warn that an unbounded Box is "probably too low/high";
 # MuJoCo locomotion observations (and our global state) are unbounded.
 IGNORE_INFINITE_OBS_LOW = pytest.mark.filterwarnings(
@@ -47,34 +51,6 @@ IGNORE_INFINITE_STATE_LOW = pytest.mark.filterwarnings(
 IGNORE_INFINITE_STATE_HIGH = pytest.mark.filterwarnings(
     "ignore:Environment's maximum state space value is infinity:UserWarning")
 
-# Extra configurations of particular games; the default configuration of every
-# registered game is always tested.
-EXTRA_VARIANTS = {
-    "cheetah_race_v0": {
-        "3-shared_track": dict(num_agents=3, layout="shared_track"),
-        "1-finish_line": dict(num_agents=1, finish_line=0.3, max_cycles=400),
-    },
-    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None)},
-    "run_to_goal_v0": {"humanoid": dict(robot="humanoid")},
-}
-
-
-def _variants(include=lambda kw: True):
-    out = []
-    for name, module in MULTI_AGENT_ENVS.items():
-        out.append(pytest.param(module, {}, id=name))
-        spec = next(s for s in TASKS.values() if s.env_id == name)
-        if "jolt" in spec.engines:  # every game that runs on Jolt is tested on it too
-            out.append(pytest.param(module, {"engine": "jolt"}, id=f"{name}-jolt"))
-        for label, kw in EXTRA_VARIANTS.get(name, {}).items():
-            if include(kw):
-                out.append(pytest.param(module, kw, id=f"{name}-{label}"))
-    return out
-
-
-VARIANTS = _variants()
-# max_cycles_test expects the episode to last exactly max_cycles: no finish line.
-VARIANTS_WITHOUT_FINISH = _variants(lambda kw: "finish_line" not in kw)
 NAMED_MODULES = [pytest.param(name, module, id=name) for name, module in MULTI_AGENT_ENVS.items()]
 
 GAME = "cheetah_race"
@@ -198,6 +174,7 @@ def test_state_test(module, kw):
 def test_module_is_importable_by_its_name(name, module):
     assert getattr(joltgym_marl, name) is module
     assert importlib.import_module(f"joltgym_marl.envs.{name}") is module
+    assert importlib.import_module(f"joltgym_marl.{name}") is module
     exec(f"from joltgym_marl import {name} as imported", namespace := {})
     assert namespace["imported"] is module
     for constructor in ["parallel_env", "env", "raw_env"]:
@@ -205,6 +182,17 @@ def test_module_is_importable_by_its_name(name, module):
     assert isinstance(module.parallel_env(), ParallelEnv)
     assert isinstance(module.env(), AECEnv)
     assert isinstance(module.raw_env(), AECEnv)
+
+
+def test_game_modules_import_by_path_in_a_fresh_interpreter():
+    """``import joltgym_marl.sumo_v0`` and ``from joltgym_marl.sumo_v0 import
+    parallel_env`` as the first import, as PettingZoo's env modules import."""
+    lines = []
+    for name in MULTI_AGENT_ENVS:
+        lines += [f"import joltgym_marl.{name}", f"from joltgym_marl.{name} import parallel_env, env, raw_env",
+                  f"assert joltgym_marl.{name}.parallel_env is parallel_env is joltgym_marl.{name}.parallel_env",
+                  "assert parallel_env().possible_agents"]
+    subprocess.run([sys.executable, "-c", "\n".join(lines)], check=True)
 
 
 def test_cheetah_race_import_from_the_package():
@@ -605,10 +593,14 @@ def test_parallel_step_after_the_episode_ended():
     assert all(out[3].values()) and env.agents == []
     snap = snapshot(env)
     full = {a: np.zeros(6, np.float32) for a in env.possible_agents}
-    for bad in [full, {}]:
-        with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):
-            env.step(bad)
-        assert_unchanged(env, snap)
+    with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):
+        env.step(full)
+    assert_unchanged(env, snap)
+    # An empty step answers with empty dicts, as PettingZoo's own envs do.
+    assert env.step({}) == ({}, {}, {}, {}, {})
+    assert_unchanged(env, snap)
+    with pytest.raises(RuntimeError, match=re.escape(NO_LIVE_AGENTS)):  # (not before the first reset)
+        cheetah_race_v0.parallel_env(num_agents=2).step({})
     assert env.world.elapsed_steps == 3
     assert_same_data(env.reset(seed=4), twin.reset(seed=4))
     assert_same_data(env.step(full), twin.step(full))
@@ -890,3 +882,25 @@ def test_vector_env_rejects_bad_actions_and_leaves_the_worlds_unchanged(base_cla
     assert_array_equal(env.pool.elapsed_steps, [0, 0])
     good = np.random.default_rng(0).uniform(-1, 1, (6, 6)).astype(np.float32)
     assert_same_data(vec_step(env, good), vec_step(twin, good))
+
+
+@pytest.mark.parametrize("module, kw", VARIANTS)
+def test_reset_infos_carry_every_step_key_all_numeric(module, kw):
+    """TorchRL builds its info spec from reset()'s infos: they carry every key
+    the step infos carry (the step-only ones 0), each a number of the same
+    type; a game's ``outcome`` is an :class:`joltgym_marl.Outcome` (an int
+    that keeps its label), ONGOING at reset."""
+    env = module.parallel_env(**kw)
+    _, reset_infos = env.reset(seed=0)
+    _, _, _, _, step_infos = env.step(random_actions(env, np.random.default_rng(0)))
+    for agent in env.possible_agents:
+        assert reset_infos[agent].keys() == step_infos[agent].keys()
+        for key, value in reset_infos[agent].items():
+            assert isinstance(value, (int, float, np.number)), (key, value)
+            assert type(value) is type(step_infos[agent][key]), key
+        if "outcome" in reset_infos[agent]:
+            assert reset_infos[agent]["outcome"] is joltgym_marl.Outcome.ONGOING
+            assert isinstance(step_infos[agent]["outcome"], joltgym_marl.Outcome)
+            assert step_infos[agent]["outcome"].label in ("ongoing", "win", "loss", "draw")
+    for key in [k for k in step_infos[env.possible_agents[0]] if k.startswith("reward_")]:
+        assert all(reset_infos[a][key] == 0 for a in env.possible_agents), key

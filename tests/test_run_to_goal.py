@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from joltgym_marl import run_to_goal_v0
+from joltgym_marl import Outcome, run_to_goal_v0
 from joltgym_marl._native import core
 
 from competition_oracle import Robots, load, simulate
@@ -48,7 +48,7 @@ def test_crossing_the_opposite_goal_line_wins(robot, winner):
     _, rewards, terms, truncs, infos = env.step(zero(robot))
     loser = 1 - winner
     assert terms == {"agent_0": True, "agent_1": True} and not any(truncs.values())
-    assert infos[f"agent_{winner}"]["outcome"] == "win" and infos[f"agent_{loser}"]["outcome"] == "loss"
+    assert infos[f"agent_{winner}"]["outcome"] == Outcome.WIN and infos[f"agent_{loser}"]["outcome"] == Outcome.LOSS
     assert rewards[f"agent_{winner}"] == 1000.0 and rewards[f"agent_{loser}"] == -1000.0
     assert infos[f"agent_{winner}"]["distance_to_goal"] < 0 < infos[f"agent_{loser}"]["distance_to_goal"]
     assert env.agents == []
@@ -59,7 +59,7 @@ def test_crossing_ones_own_goal_line_does_not_win(robot):
     env = fresh(robot, shaping_weight=0.0)
     place(env, robot, 0, x=-5.0)  # agent_0 runs the wrong way, past the line behind it
     _, rewards, terms, _, infos = env.step(zero(robot))
-    assert not any(terms.values()) and infos["agent_0"]["outcome"] == "ongoing"
+    assert not any(terms.values()) and infos["agent_0"]["outcome"] == Outcome.ONGOING
     assert rewards == {"agent_0": 0.0, "agent_1": 0.0}
 
 
@@ -72,7 +72,7 @@ def test_both_crossing_in_one_step_is_a_draw(robot):
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = env.step(zero(robot))
     assert all(terms.values())
-    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == "draw"
+    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"agent_0": -3.0, "agent_1": -3.0}
 
 
@@ -81,13 +81,13 @@ def test_both_fallen_ends_in_a_draw_and_one_fallen_plays_on(robot):
     env = fresh(robot, shaping_weight=0.0)
     place(env, robot, 0, fallen=True)
     _, _, terms, _, infos = env.step(zero(robot))
-    assert not any(terms.values()) and infos["agent_0"]["outcome"] == "ongoing"
+    assert not any(terms.values()) and infos["agent_0"]["outcome"] == Outcome.ONGOING
     env = fresh(robot, shaping_weight=0.0)
     place(env, robot, 0, fallen=True)
     place(env, robot, 1, fallen=True)
     _, rewards, terms, _, infos = env.step(zero(robot))
     assert all(terms.values())
-    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == "draw"
+    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"agent_0": 0.0, "agent_1": 0.0}
 
 
@@ -96,9 +96,9 @@ def test_timeout_is_a_draw():
     for t in range(10):
         _, rewards, terms, truncs, infos = env.step(zero("ant"))
         if t < 9:
-            assert infos["agent_0"]["outcome"] == "ongoing"
+            assert infos["agent_0"]["outcome"] == Outcome.ONGOING
     assert all(truncs.values()) and not any(terms.values())
-    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == "draw"
+    assert infos["agent_0"]["outcome"] == infos["agent_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"agent_0": -2.0, "agent_1": -2.0}
 
 
@@ -193,24 +193,24 @@ def test_run_to_goal_matches_a_plain_mujoco_oracle(robot, tmp_path):
         reached = [to_goal(k) < 0 for k in range(2)]
         fallen = [bots.fallen(data, k) for k in range(2)]
         if reached[0] != reached[1]:
-            outcome = ["win" if reached[k] else "loss" for k in range(2)]
+            outcome = [Outcome.WIN if reached[k] else Outcome.LOSS for k in range(2)]
         elif reached[0] or all(fallen):
-            outcome = ["draw", "draw"]
+            outcome = [Outcome.DRAW, Outcome.DRAW]
         else:
-            outcome = ["ongoing", "ongoing"]
+            outcome = [Outcome.ONGOING, Outcome.ONGOING]
         for k in range(2):
             name = f"agent_{k}"
             assert_array_equal(obs[name], np.array(bots.obs(data, k, 1 - k), dtype=np.float32),
                                err_msg=f"obs of {name} at step {t}")
             forward, ctrl, contact, survive = bots.shaping(data, k, actions[k], before[k] - to_goal(k), dt)
-            result = {"win": 1000.0, "loss": -1000.0, "draw": -0.0, "ongoing": 0.0}[outcome[k]]
+            result = {Outcome.WIN: 1000.0, Outcome.LOSS: -1000.0, Outcome.DRAW: -0.0, Outcome.ONGOING: 0.0}[outcome[k]]
             terms_k = [0.7 * forward, -0.7 * ctrl, -0.7 * contact, 0.7 * survive]
             assert infos[name]["outcome"] == outcome[k], t
             for key, value in zip(["reward_forward", "reward_ctrl", "reward_contact", "reward_survive"], terms_k):
                 assert infos[name][key] == value, (key, t)
             total = result + terms_k[0] + terms_k[1] + terms_k[2] + terms_k[3]
             assert rewards[name] == float(np.float32(total)), t
-            assert terms[name] == (outcome[k] != "ongoing")
+            assert terms[name] == (outcome[k] != Outcome.ONGOING)
         if not env.agents:
             break
     assert steps > 5

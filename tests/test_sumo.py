@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import joltgym_marl
-from joltgym_marl import sumo_v0
+from joltgym_marl import Outcome, sumo_v0
 
 ZERO = {"ant_0": np.zeros(8, np.float32), "ant_1": np.zeros(8, np.float32)}
 
@@ -31,7 +31,7 @@ def test_pushing_an_ant_out_of_the_ring_decides_the_bout():
     env.world.set_state(qpos, qvel)
     obs, rewards, terms, truncs, infos = env.step(ZERO)
     assert terms == {"ant_0": True, "ant_1": True} and not any(truncs.values())
-    assert infos["ant_0"]["outcome"] == "win" and infos["ant_1"]["outcome"] == "loss"
+    assert infos["ant_0"]["outcome"] == Outcome.WIN and infos["ant_1"]["outcome"] == Outcome.LOSS
     assert rewards == {"ant_0": 1000.0, "ant_1": -1000.0}
     assert infos["ant_1"]["distance_to_edge"] < 0 < infos["ant_0"]["distance_to_edge"]
     assert env.agents == []
@@ -45,7 +45,7 @@ def test_a_flipped_ant_has_fallen_and_loses():
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["ant_0"]["outcome"] == "loss" and infos["ant_1"]["outcome"] == "win"
+    assert infos["ant_0"]["outcome"] == Outcome.LOSS and infos["ant_1"]["outcome"] == Outcome.WIN
     assert rewards == {"ant_0": -50.0, "ant_1": 50.0}
 
 
@@ -57,7 +57,7 @@ def test_both_out_at_once_is_a_draw():
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["ant_0"]["outcome"] == infos["ant_1"]["outcome"] == "draw"
+    assert infos["ant_0"]["outcome"] == infos["ant_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"ant_0": -7.0, "ant_1": -7.0}
 
 
@@ -66,9 +66,9 @@ def test_timeout_is_a_draw_with_the_penalty():
     for t in range(20):
         _, rewards, terms, truncs, infos = env.step(ZERO)
         if t < 19:
-            assert infos["ant_0"]["outcome"] == "ongoing" and rewards["ant_0"] == 0.0
+            assert infos["ant_0"]["outcome"] == Outcome.ONGOING and rewards["ant_0"] == 0.0
     assert all(truncs.values()) and not any(terms.values())
-    assert infos["ant_0"]["outcome"] == infos["ant_1"]["outcome"] == "draw"
+    assert infos["ant_0"]["outcome"] == infos["ant_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"ant_0": -5.0, "ant_1": -5.0}
 
 

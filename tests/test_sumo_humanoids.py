@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import joltgym_marl
-from joltgym_marl import sumo_v0
+from joltgym_marl import Outcome, sumo_v0
 
 from competition_oracle import Robots, load, simulate
 
@@ -58,7 +58,7 @@ def test_pushed_out_after_touching_loses_and_the_pusher_wins():
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
     assert infos["humanoid_0"]["touched"] == 1.0
-    assert infos["humanoid_0"]["outcome"] == "win" and infos["humanoid_1"]["outcome"] == "loss"
+    assert infos["humanoid_0"]["outcome"] == Outcome.WIN and infos["humanoid_1"]["outcome"] == Outcome.LOSS
     assert rewards == {"humanoid_0": 1000.0, "humanoid_1": -1000.0}
 
 
@@ -67,7 +67,7 @@ def test_walking_out_untouched_loses_but_the_other_does_not_win():
     place(env, x1=(2.5, 0.0))
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values()) and infos["humanoid_0"]["touched"] == 0.0
-    assert infos["humanoid_0"]["outcome"] == "draw" and infos["humanoid_1"]["outcome"] == "loss"
+    assert infos["humanoid_0"]["outcome"] == Outcome.DRAW and infos["humanoid_1"]["outcome"] == Outcome.LOSS
     assert rewards == {"humanoid_0": 0.0, "humanoid_1": -1000.0}
 
 
@@ -81,7 +81,7 @@ def test_a_fall_loses_and_a_touch_earlier_in_the_bout_counts():
     place(env, x0="lying")  # ...fall later
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["humanoid_0"]["outcome"] == "loss" and infos["humanoid_1"]["outcome"] == "win"
+    assert infos["humanoid_0"]["outcome"] == Outcome.LOSS and infos["humanoid_1"]["outcome"] == Outcome.WIN
     assert rewards == {"humanoid_0": -1000.0, "humanoid_1": 1000.0}
 
 
@@ -89,7 +89,7 @@ def test_both_out_at_once_both_lose_and_timeout_is_a_draw():
     env = fresh()
     place(env, x0=(-3.0, 0.0), x1=(3.0, 0.0))
     _, rewards, _, _, infos = env.step(ZERO)
-    assert infos["humanoid_0"]["outcome"] == infos["humanoid_1"]["outcome"] == "loss"
+    assert infos["humanoid_0"]["outcome"] == infos["humanoid_1"]["outcome"] == Outcome.LOSS
     assert rewards == {"humanoid_0": -1000.0, "humanoid_1": -1000.0}
     env = fresh(max_cycles=3, draw_penalty=9.0)
     for _ in range(3):
@@ -97,7 +97,7 @@ def test_both_out_at_once_both_lose_and_timeout_is_a_draw():
         env.world.set_state(qpos, np.zeros_like(qvel))
         _, rewards, terms, truncs, infos = env.step(ZERO)
     assert all(truncs.values()) and not any(terms.values())
-    assert infos["humanoid_0"]["outcome"] == infos["humanoid_1"]["outcome"] == "draw"
+    assert infos["humanoid_0"]["outcome"] == infos["humanoid_1"]["outcome"] == Outcome.DRAW
     assert rewards == {"humanoid_0": -9.0, "humanoid_1": -9.0}
 
 
@@ -148,11 +148,11 @@ def test_humanoid_sumo_matches_a_plain_mujoco_oracle(tmp_path):
                                           radius, edge[k], edge[o], max(0.0, 1 - (t + 1) / 1000)]
             assert_array_equal(obs[name], np.array(row, dtype=np.float32), err_msg=f"obs {name} step {t}")
             if lost[k]:
-                outcome, result = "loss", -1000.0
+                outcome, result = Outcome.LOSS, -1000.0
             elif any(lost):
-                outcome, result = ("win", 1000.0) if touched else ("draw", 0.0)
+                outcome, result = (Outcome.WIN, 1000.0) if touched else (Outcome.DRAW, 0.0)
             else:
-                outcome, result = "ongoing", 0.0
+                outcome, result = Outcome.ONGOING, 0.0
             _, ctrl, contact, survive = bots.shaping(data, k, actions[k], 0.0, 1.0)
             center = -0.6 * float(np.hypot(*xy[k]))
             total = result + center + -0.6 * ctrl + -0.6 * contact + 0.6 * survive

@@ -16,7 +16,6 @@ from joltgym_marl import MULTI_AGENT_ENVS
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
-from pettingzoo.utils import BaseParallelWrapper  # noqa: E402
 from torchrl.envs import GymEnv, GymWrapper, PettingZooWrapper  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
@@ -97,33 +96,15 @@ def test_gym_wrapper_on_the_vector_env(task):
     theirs.close()
 
 
-class ResetInfoKeys(BaseParallelWrapper):
-    """Keeps the numeric info entries that reset gives (the README's adapter):
-    TorchRL's PettingZooWrapper builds its info spec from the reset infos."""
-
-    def reset(self, seed=None, options=None):
-        obs, infos = self.env.reset(seed=seed, options=options)
-        self._keys = {a: [k for k, v in info.items() if not isinstance(v, str)] for a, info in infos.items()}
-        return obs, self._keep(infos)
-
-    def step(self, actions):
-        *out, infos = self.env.step(actions)
-        return (*out, self._keep(infos))
-
-    def _keep(self, infos):
-        return {a: {k: info[k] for k in self._keys[a]} for a, info in infos.items()}
-
-
 @pytest.mark.parametrize("game", GAME_NAMES)
-def test_pettingzoo_wrapper_on_every_game(game):
-    """Our step infos carry keys that reset does not (the reward terms) and
-    sumo's ``outcome`` is a string: TorchRL's PettingZooWrapper cannot take
-    them as they are; with ``ResetInfoKeys`` it passes check_env_specs and
-    rolls out over episode ends, with one group of all agents."""
+def test_pettingzoo_wrapper_on_every_game_with_nothing_in_between(game):
+    """``PettingZooWrapper(game)`` as it is: reset infos carry every key step
+    infos carry, all numeric (``outcome`` an :class:`joltgym_marl.Outcome`
+    code), so TorchRL's info spec (built from reset()'s) fits every step: it
+    passes check_env_specs and rolls out over episode ends, with one group
+    per role (one of all agents for a symmetric game)."""
     module = GAME_MODULES[game]
-    with pytest.raises((TypeError, ValueError, RuntimeError)):
-        check_env_specs(PettingZooWrapper(module.parallel_env(max_cycles=10), use_mask=False), seed=0)
-    env = PettingZooWrapper(ResetInfoKeys(module.parallel_env(max_cycles=10)), use_mask=False)
+    env = PettingZooWrapper(module.parallel_env(max_cycles=10), use_mask=False)
     check_env_specs(env, seed=0)
     # TorchRL groups agents by the name before "_<k>": one group for a
     # symmetric game, one per role for the role games.
@@ -136,6 +117,13 @@ def test_pettingzoo_wrapper_on_every_game(game):
         agents = len(env.group_map[group])
         assert td["next", group, "reward"].shape == (25, agents, 1)
         assert torch.isfinite(td["next", group, "observation"]).all()
+        info = td["next", group, "info"]
+        if "outcome" in info.keys():
+            outcomes = info["outcome"]
+            assert set(outcomes.unique().tolist()) <= {int(o) for o in joltgym_marl.Outcome}
+            # ended episodes (steps 10, 20) are decided; the others ongoing
+            ongoing = outcomes[[t for t in range(25) if t not in (9, 19)]]
+            assert (ongoing == joltgym_marl.Outcome.ONGOING).all()
     env.close()
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from joltgym_marl import you_shall_not_pass_v0
+from joltgym_marl import Outcome, you_shall_not_pass_v0
 
 from competition_oracle import Robots, load, simulate
 
@@ -50,7 +50,7 @@ def test_walker_crossing_the_line_wins():
     place(env, walker=(4.5, 0.0))
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["walker_0"]["outcome"] == "win" and infos["blocker_0"]["outcome"] == "loss"
+    assert infos["walker_0"]["outcome"] == Outcome.WIN and infos["blocker_0"]["outcome"] == Outcome.LOSS
     assert rewards == {"walker_0": 1000.0, "blocker_0": -1000.0}
 
 
@@ -59,7 +59,7 @@ def test_walker_fallen_while_the_blocker_stands_the_blocker_wins():
     place(env, walker="lying")
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["walker_0"]["outcome"] == "loss" and infos["blocker_0"]["outcome"] == "win"
+    assert infos["walker_0"]["outcome"] == Outcome.LOSS and infos["blocker_0"]["outcome"] == Outcome.WIN
     assert rewards == {"walker_0": -1000.0, "blocker_0": 1000.0}
 
 
@@ -68,7 +68,7 @@ def test_both_fallen_the_walker_loses_and_the_blocker_does_not_win():
     place(env, walker="lying", blocker="lying")
     _, rewards, terms, _, infos = env.step(ZERO)
     assert all(terms.values())
-    assert infos["walker_0"]["outcome"] == "loss" and infos["blocker_0"]["outcome"] == "draw"
+    assert infos["walker_0"]["outcome"] == Outcome.LOSS and infos["blocker_0"]["outcome"] == Outcome.DRAW
     assert rewards == {"walker_0": -1000.0, "blocker_0": 0.0}
 
 
@@ -76,13 +76,13 @@ def test_blocker_fallen_alone_plays_on_and_timeout_loses_for_the_walker():
     env = fresh(max_cycles=3)
     place(env, blocker="lying")
     _, _, terms, _, infos = env.step(ZERO)
-    assert not any(terms.values()) and infos["walker_0"]["outcome"] == "ongoing"
+    assert not any(terms.values()) and infos["walker_0"]["outcome"] == Outcome.ONGOING
     for _ in range(2):
         qpos, qvel = env.world.get_state()
         env.world.set_state(qpos, np.zeros_like(qvel))
         _, rewards, terms, truncs, infos = env.step(ZERO)
     assert all(truncs.values()) and not any(terms.values())
-    assert infos["walker_0"]["outcome"] == "loss" and infos["blocker_0"]["outcome"] == "draw"
+    assert infos["walker_0"]["outcome"] == Outcome.LOSS and infos["blocker_0"]["outcome"] == Outcome.DRAW
     assert rewards == {"walker_0": -1000.0, "blocker_0": 0.0}
 
 
@@ -113,12 +113,12 @@ def test_you_shall_not_pass_matches_a_plain_mujoco_oracle(tmp_path):
         to_line = 4.0 - bots.com(data, 0)[0]
         down = [not bots.root(data, k)[2] >= 0.3 for k in range(2)]
         if to_line < 0:
-            outcome, result = ["win", "loss"], [1000.0, -1000.0]
+            outcome, result = [Outcome.WIN, Outcome.LOSS], [1000.0, -1000.0]
         elif down[0]:
-            outcome = ["loss", "draw" if down[1] else "win"]
+            outcome = [Outcome.LOSS, Outcome.DRAW if down[1] else Outcome.WIN]
             result = [-1000.0, 0.0 if down[1] else 1000.0]
         else:
-            outcome, result = ["ongoing", "ongoing"], [0.0, 0.0]
+            outcome, result = [Outcome.ONGOING, Outcome.ONGOING], [0.0, 0.0]
         gap = abs(bots.root(data, 0)[0] - 4.0)
         for k, name in enumerate(["walker_0", "blocker_0"]):
             assert_array_equal(obs[name], np.array(bots.obs(data, k, 1 - k), np.float32), err_msg=f"{name} {t}")

@@ -4,7 +4,7 @@ registered task, derived from the native task registry.
 * every single-agent task ``T`` gives ``<Title>Env`` (a Gymnasium ``Env``,
   registered as ``joltgym_marl/<Title>-v0``);
 * every game gives a PettingZoo module ``<game>_v0`` (``joltgym_marl.envs.sumo_v0``,
-  importable as ``from joltgym_marl import sumo_v0``) with ``parallel_env``,
+  importable as ``from joltgym_marl import sumo_v0`` or ``import joltgym_marl.sumo_v0``) with ``parallel_env``,
   ``env`` (AEC, PettingZoo's wrappers applied), ``raw_env`` and ``vec_env``
   (natively batched agent vector env), and its ``ParallelEnv`` class.
 """
@@ -98,7 +98,12 @@ def _game_module(spec: TaskSpec) -> types.ModuleType:
     setattr(module, game.__name__, game)
     module.task_spec = spec
     module.__all__ = [game.__name__, "env", "parallel_env", "raw_env", "vec_env"]
+    # Importable by path, as PettingZoo's env modules are: ``import
+    # joltgym_marl.sumo_v0`` and ``from joltgym_marl.sumo_v0 import
+    # parallel_env`` (the package's own name for it) as well as
+    # ``joltgym_marl.envs.sumo_v0``.
     sys.modules[module.__name__] = module
+    sys.modules[f"{__name__.rpartition('.')[0]}.{spec.module_name}"] = module
     return module
 
 

@@ -10,13 +10,21 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from joltgym_marl import rendering
-from joltgym_marl._lifecycle import Reconstructible
+from joltgym_marl._lifecycle import Reconstructible, WrapperRandom
 from joltgym_marl._native import core as _core
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-class SharedWorldEnv(Reconstructible, ParallelEnv):
+def step_only_columns(decoder) -> np.ndarray:
+    """The info row's columns that only a step writes (the reward terms,
+    velocities): a game's reset infos carry them as 0, so that reset and step
+    infos have the same keys (TorchRL builds its info spec from reset()'s)."""
+    return np.array([c for _, offset, size, at_reset, *_ in decoder.fields if not at_reset
+                     for c in range(offset, offset + size)], dtype=np.intp)
+
+
+class SharedWorldEnv(Reconstructible, WrapperRandom, ParallelEnv):
     """Several robots in one native MuJoCo world, as a PettingZoo ``ParallelEnv``.
 
     One subclass per registered game is derived in :mod:`joltgym_marl.envs`
@@ -56,9 +64,11 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         self.action_spaces = {agent: act_space for agent in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, shape=(world.state_dim,), dtype=np.float32)
         self._decoder = world.info_decoder
+        self._step_only_columns = step_only_columns(self._decoder)
         self._episode_options = frozenset(world.episode_options)
         self._act_dim = world.act_dim
         self._closed = False
+        self._started = False  # reset() has been called
 
     # -- PettingZoo API ------------------------------------------------------------
 
@@ -79,11 +89,19 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         known = {k: v for k, v in (options or {}).items() if k in self._episode_options}
         obs, rows = self._world.reset(seed=seed, options=known or None)
         self.agents = list(self.possible_agents)
+        self._started = True
+        if seed is not None or self._np_random is None:
+            self._seed_wrapper_random(seed)
         return self._per_agent(obs), self._infos(rows, reset=True)
 
     def step(self, actions: dict[str, Any]):
         self._check_open()
         if not self.agents:
+            # After the episode ended, an empty step answers with empty dicts, as
+            # PettingZoo's own envs and conversions do (SuperSuit's black_death
+            # steps so once the last agent is done).
+            if self._started and isinstance(actions, dict) and not actions:
+                return {}, {}, {}, {}, {}
             raise RuntimeError("step() called with no live agents; expected reset() first "
                                "(the episode has ended or never started)")
         staged = self._gather(actions)
@@ -185,7 +203,13 @@ class SharedWorldEnv(Reconstructible, ParallelEnv):
         return {agent: obs[i] for i, agent in enumerate(self.possible_agents)}
 
     def _infos(self, rows: np.ndarray, reset: bool) -> dict[str, dict[str, Any]]:
-        return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=reset)))
+        # Reset infos carry every key step infos carry (TorchRL builds its info
+        # spec from reset()'s): the step-only fields (reward terms, velocities)
+        # read 0 before the first step.
+        if reset:
+            rows = rows.copy()
+            rows[:, self._step_only_columns] = 0.0
+        return dict(zip(self.possible_agents, self._decoder.rows(rows, reset=False)))
 
 
 class SharedWorldAECEnv(parallel_to_aec_wrapper):

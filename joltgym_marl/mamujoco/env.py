@@ -24,7 +24,7 @@ import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 
 from joltgym_marl import rendering
-from joltgym_marl._lifecycle import Reconstructible
+from joltgym_marl._lifecycle import Reconstructible, WrapperRandom
 from joltgym_marl._native import core as _core
 from joltgym_marl.mamujoco.assets import coupled_half_cheetah_path, many_segment_xml
 from joltgym_marl.mamujoco.factorization import Factorization, exact_scenario, resolve
@@ -92,6 +92,31 @@ class _Core:
         self.observation_spaces = {
             a: gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(s.stop - s.start,), dtype=np.float64)
             for a, s in zip(self.agents, self.obs_slices)}
+        self.single = None  # the single-agent env of world 0, made on first use
+
+    # -- the single-agent env (Farama's single_agent_env) --------------------------------
+
+    def single_agent_env(self) -> gymnasium.Env:
+        """World 0 as the scenario's Gymnasium env, its mjData the world's own
+        (copied in now and after every later step and reset)."""
+        if self.single is None:
+            robot = self.f.robot
+            if robot in TASKS:  # the -v5 drop-in: gymnasium.make("joltgym_marl/<Robot>-v0", **kwargs)
+                self.single = gymnasium.make(TASKS[robot].env_id, max_episode_steps=self.max_episode_steps,
+                                             disable_env_checker=True, **self.f.robot_kwargs)
+            else:  # CoupledHalfCheetah: MaMuJoCo's own robot, with no Gymnasium env of its own
+                self.single = _WorldMirror(self)
+        self.sync_single_agent_env()
+        return self.single
+
+    def sync_single_agent_env(self) -> None:
+        if self.single is not None:
+            self.pool.copy_data_into(0, self.single.unwrapped.data)
+
+    def close_single_agent_env(self) -> None:
+        if self.single is not None:
+            self.single.close()
+            self.single = None
 
     def check_action(self, agent: str, action: Any, rows: int | None) -> np.ndarray:
         """``action`` as float32, or TypeError / ValueError naming the agent and the value."""
@@ -247,7 +272,39 @@ class _V5Renderer:
         self._renderer.close()
 
 
-class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
+class _WorldMirror(gymnasium.Env):
+    """World 0 of a robot that has no Gymnasium env (CoupledHalfCheetah), as
+    much of one as reads it: its MuJoCo ``model`` and ``data`` (world 0's
+    mjData), spaces, ``dt`` and ``_get_obs()`` (the state). Stepping it is
+    refused: the MaMuJoCo env steps the world."""
+
+    def __init__(self, core: _Core):
+        import mujoco
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "world.mjb")
+            with open(path, "wb") as f:
+                f.write(core.pool.model_mjb())
+            self.model = mujoco.MjModel.from_binary_path(path)
+        self.data = mujoco.MjData(self.model)
+        self._core = core
+        s = core.state_slice
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (s.stop - s.start,), np.float64)
+        self.action_space = gymnasium.spaces.Box(float(core.pool.action_low[0]), float(core.pool.action_high[0]),
+                                                 (core.f.act_dim,), np.float32)
+        self.dt = core.pool.dt
+
+    def _get_obs(self) -> np.ndarray:
+        return self._core.pool.obs[0, 0, self._core.state_slice].copy()
+
+    def step(self, action):
+        raise NotImplementedError("this is a view of the MaMuJoCo world; step the MaMuJoCo env instead")
+
+    def reset(self, *, seed=None, options=None):
+        raise NotImplementedError("this is a view of the MaMuJoCo world; reset the MaMuJoCo env instead")
+
+
+class MaMuJoCoParallelEnv(Reconstructible, WrapperRandom, ParallelEnv):
     """Farama's MaMuJoCo ``parallel_env`` (``gymnasium_robotics.mamujoco_v1``),
     natively: the same signature, agents, spaces, observations (float64),
     rewards, ``state()``, mapping functions and metadata.
@@ -255,8 +312,9 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
     ``agent_observation="global_state"`` gives every agent ``state()`` as its
     observation (HARL's default) instead of MaMuJoCo's local k-hop one.
     Keyword arguments go to the robot, as to Gymnasium's ``-v5`` env (and
-    ``max_episode_steps``, as to ``gymnasium.make``). Stepping after the
-    episode ended raises (call ``reset()``): the world is reset natively.
+    ``max_episode_steps``, as to ``gymnasium.make``). After the episode
+    ended, ``step({})`` returns empty dicts (as PettingZoo's envs do) and a
+    step with actions raises (call ``reset()``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -314,6 +372,17 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
     def dt(self) -> float:
         return self._core.pool.dt
 
+    @property
+    def single_agent_env(self) -> gymnasium.Env:
+        """The scenario's robot as a Gymnasium env (Farama's ``single_agent_env``):
+        ``gymnasium.make("joltgym_marl/<Robot>-v0", **robot_kwargs)``, the -v5
+        drop-in, made on first use. Its ``unwrapped.model`` and
+        ``unwrapped.data`` are real MuJoCo objects holding this world's state:
+        world's mjData is copied into it now and after every later step and
+        reset. Stepping it steps a copy, not this env's world."""
+        self._check_open()
+        return self._core.single_agent_env()
+
     def _values(self) -> np.ndarray:
         return self._core.pool.obs[:, 0, :]
 
@@ -328,8 +397,10 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         self._core.pool.reset_all(seed=seed)
         if seed is not None:
             self._seeded = True
+            self._seed_wrapper_random(seed)
         self._started = True
         self.agents = list(self.possible_agents)
+        self._core.sync_single_agent_env()
         info = self._core.info_dicts(self._infos()[0], True)
         return self._per_agent_obs(self._values()), {a: info for a in self.possible_agents}
 
@@ -341,6 +412,8 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         if not self._started:
             raise _core.StateError("step() before reset(); expected reset() first")
         if not self.agents:
+            if isinstance(actions, dict) and not actions:  # as PettingZoo's envs answer an empty step
+                return {}, {}, {}, {}, {}
             raise _core.StateError("step() after the episode ended; expected reset() first")
         pool = self._core.pool
         self._core.apply(pool.step_all, actions, self.agents, None)
@@ -350,6 +423,7 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
         info = self._core.info_dicts(self._infos()[0], False)
         if pool.unstable[0]:  # a blow-up truncates the episode; say why (Farama's has no such end)
             info["physics_unstable"] = True
+        self._core.sync_single_agent_env()
         agents = self.possible_agents
         observations = self._per_agent_obs(self._values())
         if terminated or truncated:
@@ -393,32 +467,66 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
             raise ValueError(f"action should have shape ({self._core.f.act_dim},), got {action.shape}")
         return {a: action[idx] for a, idx in zip(self.possible_agents, self._core.f.action_indices)}
 
-    def _check_mappable(self):
-        if self.observation_factorization is None:
-            raise ValueError("this factorization observes values that are not part of state(); "
-                             "the observation mappings are unavailable")
-
     def map_global_state_to_local_observations(self, global_state: np.ndarray) -> dict[str, np.ndarray]:
-        self._check_mappable()
+        """Each agent's observation in the state ``global_state`` (a ``state()``),
+        right in every state: a value the state clips and the agent observes raw
+        (Walker2d's joint velocities) is NaN when the state holds it at a clip
+        bound, and so is a value the state leaves out (ManySegmentAnt's free
+        joint x, y); every other value is the observation's (Farama's indexing
+        gives the clipped value, or another one, instead)."""
         global_state = np.asarray(global_state)
         if global_state.shape != self.state_space.shape:
             raise ValueError(f"global_state should have shape {self.state_space.shape}, got {global_state.shape}")
-        return {a: global_state[idx] for a, idx in self.observation_factorization.items()}
+        return self._core.f.mapping.to_local(global_state)
 
     def map_local_observations_to_global_state(self, local_observation: dict[str, np.ndarray]) -> np.ndarray:
-        self._check_mappable()
+        """The ``state()`` the agents' observations ``local_observation`` were made
+        in: each state value from an agent's observation of it (clipped as the
+        state clips it), NaN where they do not determine it. ValueError when the
+        agents do not observe every value of the state (the ManySegment
+        scenarios)."""
         self._check_agents(local_observation, "local_observation")
-        out = np.empty(self._core.state_slice.stop - self._core.state_slice.start)
-        covered = np.zeros(out.shape, dtype=bool)  # (a NaN value is a value, not a gap)
-        for agent, idx in self.observation_factorization.items():
+        values = {}
+        for agent in self.possible_agents:
             value = np.asarray(local_observation[agent], dtype=np.float64)
-            if value.shape != idx.shape:
-                raise ValueError(f"observation of {agent} should have shape {idx.shape}, got {value.shape}")
-            out[idx] = value
-            covered[idx] = True
-        if not covered.all():
-            raise ValueError("the agents' observations do not cover state(); it cannot be mapped back")
-        return out
+            shape = self.observation_spaces[agent].shape
+            if self._core.agent_observation == "global_state":
+                shape = (self._core.f.mapping.local_dims[agent],)
+            if value.shape != shape:
+                raise ValueError(f"observation of {agent} should have shape {shape}, got {value.shape}")
+            values[agent] = value
+        return self._core.f.mapping.to_state(values)
+
+    def _get_obs(self) -> dict[str, np.ndarray]:
+        """Every agent's observation of the current state (Farama's ``_get_obs``)."""
+        self._check_open()
+        return self._per_agent_obs(self._values())
+
+    @property
+    def agent_action_partitions(self) -> list[tuple] | None:
+        """Per agent, its joints (Farama's ``agent_action_partitions``; each
+        joint's repr is its label); None without a factorization."""
+        return self._core.f.partitions
+
+    @property
+    def mujoco_globals(self) -> list:
+        """The global joints every agent observes (Farama's ``mujoco_globals``)."""
+        return self._core.f.global_joints
+
+    def _get_obs_agent(self, agent_id: int, data: Any = None) -> np.ndarray:
+        """Agent ``agent_id``'s current observation (Farama's ``_get_obs_agent``;
+        ``data`` other than None is refused: observations are built natively)."""
+        if data is not None:
+            raise ValueError("data should be None (observations are built natively from the world's state)")
+        agent = self.possible_agents[operator.index(agent_id)]
+        return self._get_obs()[agent]
+
+    @property
+    def k_dicts(self) -> list[dict[int, list]] | None:
+        """Per agent, the joints at each graph distance 0..agent_obsk from its
+        own (Farama's ``k_dicts``; each joint's repr is its label); None without
+        a factorization (agent_conf=None)."""
+        return self._core.f.k_dicts
 
     # -- rendering / lifecycle ------------------------------------------------------
 
@@ -446,6 +554,7 @@ class MaMuJoCoParallelEnv(Reconstructible, ParallelEnv):
                 self._renderer.close()
                 self._renderer = None
             if not self._closed:
+                self._core.close_single_agent_env()
                 self._core.pool.close()
             self._closed = True
 
@@ -512,6 +621,15 @@ class MaMuJoCoVecEnv(Reconstructible):
         """The native MaMuJoCoPool."""
         return self._core.pool
 
+    @property
+    def single_agent_env(self) -> gymnasium.Env:
+        """World 0 as the scenario's Gymnasium env (see
+        ``MaMuJoCoParallelEnv.single_agent_env``): its mjData is world 0's,
+        copied in now and after every later step and reset (not by
+        ``recv``: world 0 may be in flight)."""
+        self._check_open()
+        return self._core.single_agent_env()
+
     def _results(self, values, info_rows, rewards, kinds, terms, truncs, elapsed, stepping=True, unstable=None):
         # Few NumPy calls per step (their fixed cost, not the copies, is what a
         # step of 64 worlds spends here): the info block is copied once and
@@ -571,6 +689,7 @@ class MaMuJoCoVecEnv(Reconstructible):
         pool = self._core.pool
         pool.reset_all(seed=seed)
         self._started = True
+        self._core.sync_single_agent_env()
         obs, _, _, _, infos = self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], pool.rewards, pool.reset_kind,
                                             pool.terminations, pool.truncations, pool.elapsed_steps, False)
         return obs, infos
@@ -585,6 +704,7 @@ class MaMuJoCoVecEnv(Reconstructible):
             raise _core.StateError("step() before reset(); expected reset() first")
         pool = self._core.pool
         self._apply(pool.step_all, actions, self.num_envs)
+        self._core.sync_single_agent_env()
         return self._results(pool.obs[:, 0, :], pool.infos[:, 0, :], pool.rewards, pool.reset_kind,
                              pool.terminations, pool.truncations, pool.elapsed_steps, unstable=pool.unstable)
 
@@ -626,6 +746,7 @@ class MaMuJoCoVecEnv(Reconstructible):
 
     def close(self) -> None:
         if not self._closed:
+            self._core.close_single_agent_env()
             self._core.pool.close()
         self._closed = True
 

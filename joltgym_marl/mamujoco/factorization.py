@@ -16,6 +16,7 @@ import numpy as np
 from joltgym_marl._native import core as _core
 from joltgym_marl.mamujoco import graphs
 from joltgym_marl.mamujoco.graphs import Graph, Joint
+from joltgym_marl.mamujoco.mapping import ObservationMapping
 from joltgym_marl.mamujoco.plan import (CATEGORIES, PlanBuilder, Sizes, add_agent_observation,
                                         add_state, joints_at_distance)
 
@@ -89,13 +90,19 @@ class Factorization:
     action_indices: list[np.ndarray]  # per agent: its actions' indices in the global action
     obs_slices: list[slice]  # per agent, into the plan's output
     state_slice: slice
-    observation_factorization: dict[str, np.ndarray]  # Farama's: state indices per agent, or None
+    # Farama's: per agent, the state index of each observed value (clipped
+    # there for some); None if some observed value is not part of state()
+    observation_factorization: dict[str, np.ndarray] | None
     plan_ops: np.ndarray
     plan_bounds: np.ndarray
     act_dim: int
     local_categories: list[list[str]]
     global_categories: tuple[str, ...]
     agent_joints: list[list[str]]  # joint labels per agent (partition order)
+    mapping: ObservationMapping  # state() <-> local observations, right in every state
+    k_dicts: list[dict[int, list[Joint]]] | None  # Farama's: per agent, the joints at each depth 0..obsk
+    partitions: list[tuple[Joint, ...]] | None  # Farama's agent_action_partitions
+    global_joints: list[Joint]  # Farama's mujoco_globals
 
 
 def _custom_parts(graph: Graph, factorization: Any) -> tuple[list, list, list]:
@@ -183,6 +190,7 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
         robot_kwargs["xml_file"] = xml_file
     obsk = None if agent_conf is None else agent_obsk  # as Farama: no conf, one agent
     graph = None
+    parts, global_joints = None, []
     if obsk is not None:
         if scenario in NO_FACTORIZATION:
             raise ValueError(f"agent_conf {agent_conf!r} is not valid for {scenario}; allowed: None")
@@ -223,7 +231,7 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
     plan = PlanBuilder(sizes)
     obs_slices, action_indices, agent_joints = [], [], []
     if obsk is None:
-        parts = None
+        parts = k_dicts = None
         action_indices.append(np.arange(nu))
         agent_joints.append([])
     else:
@@ -237,6 +245,7 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
         if duplicates or missing:
             raise ValueError(f"agent_factorization should give each of the {nu} actuators to exactly one "
                              f"agent; actuators given twice: {duplicates}, to none: {missing}")
+        k_dicts = []
         for part in parts:
             start = len(plan)
             depths = joints_at_distance(part, edges, obsk)
@@ -244,6 +253,9 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
             obs_slices.append(slice(start, len(plan)))
             action_indices.append(np.array([j.act for j in part], dtype=np.int64))
             agent_joints.append([j.label for j in part])
+            # Farama's keys 0..obsk, past the graph's size (where every depth is empty) cut short
+            last = min(obsk, sum(len(p) for p in parts) + len(edges) + 1)
+            k_dicts.append({k: depths[k] if k < len(depths) else [] for k in range(last + 1)})
     start = len(plan)
     add_state(plan, scenario, sizes, info["body_names"], robot_kwargs)
     state_slice = slice(start, len(plan))
@@ -256,25 +268,8 @@ def resolve(scenario: str, agent_conf: str | None, agent_obsk: int | None,
     n_agents = len(action_indices)
     possible_agents = [f"agent_{i}" for i in range(n_agents)]
     ops, bounds = plan.arrays()
-    observation_factorization = _observation_factorization(ops, obs_slices, state_slice, possible_agents)
+    mapping = ObservationMapping(ops, bounds, obs_slices, state_slice, possible_agents)
     return Factorization(scenario, agent_conf, obsk, robot, robot_kwargs, possible_agents, action_indices,
-                         obs_slices, state_slice, observation_factorization, ops, bounds, nu,
-                         local_categories, global_categories, agent_joints)
-
-
-def _observation_factorization(ops: np.ndarray, obs_slices: list[slice], state_slice: slice,
-                               agents: list[str]) -> dict[str, np.ndarray] | None:
-    """For each agent, the index in state() of each of its observation's values
-    (Farama's ``observation_factorization``); None if some value is not part of
-    the state (then the observation mappings are unavailable, as in Farama)."""
-    state_rows = {tuple(ops[k]): k - state_slice.start for k in range(state_slice.start, state_slice.stop)}
-    out = {}
-    for agent, s in zip(agents, obs_slices):
-        idx = []
-        for k in range(s.start, s.stop):
-            row = state_rows.get(tuple(ops[k]))
-            if row is None:
-                return None
-            idx.append(row)
-        out[agent] = np.array(idx, dtype=np.int64)
-    return out
+                         obs_slices, state_slice, mapping.factorization, ops, bounds, nu,
+                         local_categories, global_categories, agent_joints, mapping, k_dicts,
+                         None if parts is None else [tuple(p) for p in parts], list(global_joints))

@@ -33,6 +33,7 @@ from joltgym_marl import rendering
 from joltgym_marl._checks import as_index, as_indices, as_int, as_seed
 from joltgym_marl._lifecycle import Reconstructible, restore
 from joltgym_marl._native import core as _core
+from joltgym_marl.envs.shared_world import step_only_columns
 from joltgym_marl.registry import TASKS, ResetKind
 from joltgym_marl.vector._rows import flat_rows
 
@@ -83,10 +84,18 @@ class AgentInfos(Sequence):
     def _build(self, index: int) -> dict[str, Any]:
         world = index // self._agents
         reset = self._reset if isinstance(self._reset, bool) else bool(self._reset[world])
-        info = self._decoder.row(self._rows[index], reset=reset)
+        row = self._rows[index]
+        ended = self._ended is not None and self._ended[world]
+        # A reset row has every key a step gives, the step-only ones 0 (as the
+        # game's parallel_env); so has an ended world's row: SuperSuit merges the
+        # new episode's reset infos over the terminal step's.
+        if reset or ended:
+            row = row.copy()
+            row[step_only_columns(self._decoder)] = 0.0
+        info = self._decoder.row(row, reset=False)
         if self.env_ids is not None:
             info["env_id"] = int(self.env_ids[world])
-        if self._ended is not None and self._ended[world]:
+        if ended:
             info["terminal_observation"] = self._final_obs[index]
             info["TimeLimit.truncated"] = bool(self._truncated[index] and not self._terminated[index])
         if self._unstable is not None and self._unstable[world]:

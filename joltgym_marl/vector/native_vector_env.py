@@ -262,6 +262,69 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
             infos,
         )
 
+    # -- SyncVectorEnv's call / get_attr / set_attr -------------------------------
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Per world, ``name`` of the task's Gymnasium env in that world's state,
+        called with ``args`` and ``kwargs`` if callable, as ``SyncVectorEnv.call``
+        (a tuple, world order). Each world has a Gymnasium env of the task (the
+        same keyword arguments; made on first use) whose ``unwrapped.data``
+        receives the world's mjData before the call; a call that changes its
+        ``qpos``/``qvel`` (``set_state``) writes them back into the world."""
+        pool = self._open()
+        results = []
+        for i, env in enumerate(self._world_envs()):
+            pool.copy_data_into(i, env.unwrapped.data)
+            attribute = env.get_wrapper_attr(name)
+            if callable(attribute):
+                data = env.unwrapped.data
+                qpos, qvel = data.qpos.copy(), data.qvel.copy()
+                results.append(attribute(*args, **kwargs))
+                if not (np.array_equal(qpos, data.qpos) and np.array_equal(qvel, data.qvel)):
+                    pool.set_state(i, data.qpos.copy(), data.qvel.copy())
+            else:
+                results.append(attribute)
+        return tuple(results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Per world, the attribute ``name`` of its Gymnasium env (see :meth:`call`)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Sets ``name`` on each world's Gymnasium env (see :meth:`call`), as
+        ``SyncVectorEnv.set_attr``: ``values`` one per world (a list or tuple)
+        or one for all; :meth:`get_attr` returns them. The native step reads
+        the task's keyword arguments as they were at construction: setting a
+        reward weight here does not change the worlds' rewards."""
+        self._open()
+        if not isinstance(values, (list, tuple)):
+            values = [values for _ in range(self.num_envs)]
+        if len(values) != self.num_envs:
+            raise ValueError(
+                "Values must be a list or tuple with length equal to the number of environments. "
+                f"Got `{len(values)}` values for {self.num_envs} environments."
+            )
+        for env, value in zip(self._world_envs(), values):
+            env.set_wrapper_attr(name, value)
+
+    _VECTOR_ONLY = ("task", "num_envs", "num_threads", "max_episode_steps", "autoreset_mode", "copy",
+                    "batch_size", "render_world")
+
+    def _world_envs(self) -> list:
+        """One Gymnasium env of the task per world, made on first use."""
+        envs = getattr(self, "_world_env_list", None)
+        if envs is None:
+            import gymnasium
+
+            kwargs = {k: v for k, v in self._init_kwargs.items() if k not in self._VECTOR_ONLY}
+            limit = self._init_kwargs["max_episode_steps"]
+            env_id = TASKS[self._pool.task].env_id
+            envs = self._world_env_list = [
+                gymnasium.make(env_id, disable_env_checker=True,
+                               **({"max_episode_steps": limit} if limit is not None else {}), **kwargs)
+                for _ in range(self.num_envs)]
+        return envs
+
     def render(self):
         """A frame of world ``render_world`` (``render_mode="rgb_array"``), or a
         viewer update (``"human"``). Safe while another thread steps the pool:
@@ -279,6 +342,9 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         return renderer.render(qpos, qvel)
 
     def close_extras(self, **kwargs: Any) -> None:
+        for env in getattr(self, "_world_env_list", None) or ():
+            env.close()
+        self._world_env_list = None
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

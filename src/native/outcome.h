@@ -1,7 +1,8 @@
 // The result of a competitive episode for one agent, shared by every game
 // that has winners and losers. Written into the info record as an
-// InfoKind::kLabel field, so the Python side decodes it by name; the same
-// names are exported as _core.Outcome.
+// InfoKind::kLabel field, which the Python side decodes to an IntEnum member
+// (joltgym_marl.Outcome: the code, with its label); the same names are
+// exported as _core.Outcome.
 #pragma once
 
 #include <string>

@@ -37,9 +37,18 @@ InfoDecoder::InfoDecoder(const InfoLayout& layout)
   float32_ = numpy.attr("float32");
   for (const InfoField& field : fields_) {
     keys_.emplace_back(field.name);
-    std::vector<py::str> labels;
-    for (const std::string& label : field.labels) labels.emplace_back(label);
-    labels_.push_back(std::move(labels));
+    // A label field decodes to the members of its Python IntEnum
+    // (joltgym_marl.registry.label_enum: Outcome for a game's outcome): an int
+    // that keeps its label.
+    std::vector<py::object> members;
+    if (field.kind == InfoKind::kLabel) {
+      py::list labels;
+      for (const std::string& label : field.labels) labels.append(label);
+      const py::object type =
+          py::module_::import("joltgym_marl.registry").attr("label_enum")(field.name, labels);
+      for (std::size_t i = 0; i < field.labels.size(); ++i) members.push_back(type(i));
+    }
+    labels_.push_back(std::move(members));
   }
 }
 
@@ -150,17 +159,10 @@ py::dict InfoDecoder::Columns(const py::array_t<double, kReadable>& rows,
         for (int j = 0; j < field.size; ++j) *out++ = mask[r] ? src[j] : 0.0;
       }
       values = std::move(array);
-    } else if (field.kind == InfoKind::kInteger) {
+    } else {  // integers, and labels as their codes (numeric, as vector envs' infos are)
       py::array_t<long long> array(n);
       for (py::ssize_t r = 0; r < n; ++r) {
         array.mutable_data()[r] = mask[r] ? ToInteger(data[r * width_ + field.offset]) : 0;
-      }
-      values = std::move(array);
-    } else {
-      py::object array =
-          py::module_::import("numpy").attr("full")(n, py::none(), py::arg("dtype") = "object");
-      for (py::ssize_t r = 0; r < n; ++r) {
-        if (mask[r]) array.attr("__setitem__")(r, Value(field, keys_[i], data + r * width_));
       }
       values = std::move(array);
     }

@@ -27,7 +27,7 @@ class __attribute__((visibility("hidden"))) InfoDecoder {
   // A list of dicts, one per row of `rows` ([n, width]).
   py::list Rows(const py::array_t<double, kReadable>& rows, bool reset) const;
   // Gymnasium's batched vector info over rows ([n, width]): each key an array
-  // over rows plus a boolean "_key" mask, zero (or None) outside the mask.
+  // over rows plus a boolean "_key" mask, zero outside the mask (a label field: its codes).
   // Reset-time fields are valid where `valid`, step-only fields where
   // `step_valid` (None: nowhere).
   py::dict Columns(const py::array_t<double, kReadable>& rows,
@@ -43,7 +43,7 @@ class __attribute__((visibility("hidden"))) InfoDecoder {
 
   std::vector<InfoField> fields_;
   std::vector<py::str> keys_;
-  std::vector<std::vector<py::str>> labels_;
+  std::vector<std::vector<py::object>> labels_;  // per label field: its IntEnum's members, by code
   int width_;
   py::object float64_, float32_;  // numpy's scalar types
 };

@@ -23,8 +23,8 @@ Reward             ``reward_forward`` = forward_reward_weight (1) * x velocity,
                    ``reward_finish`` = finish_bonus (100) for the first agent
                    ``finish_line`` metres past its start (when finish_line is set;
                    several crossing in one step: the furthest wins)
-Info               x_position, rank (1 = leading; both also on reset), x_velocity,
-                   reward_forward, reward_ctrl, reward_finish
+Info               x_position, rank (1 = leading), x_velocity, reward_forward,
+                   reward_ctrl, reward_finish (all also on reset, the last four 0)
 Episode end        for all agents together: terminated at the finish, truncated
                    after ``max_cycles`` (1000) steps
 State              qpos and qvel of the whole world (float32)

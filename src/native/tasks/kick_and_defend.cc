@@ -48,9 +48,10 @@ Reward             ``reward_outcome`` plus ``shaping_weight`` (1) x the referenc
                    ``reward_survive`` = +5 while the torso is at z >= 1, else -5;
                    ``reward_ball``: kicker -(its distance to the ball) - |goal_x -
                    ball x|, keeper +|goal_x - ball x|
-Info               ``outcome`` ("ongoing", "win", "loss", "draw"), ``ball_to_goal``
-                   (goal_x - ball x; both also on reset), ``keeper_touched_ball``,
-                   ``foul``, the reward terms
+Info               ``outcome`` (``Outcome`` code: 0 ongoing, 1 win, 2 loss, 3 draw),
+                   ``ball_to_goal`` (goal_x - ball x), ``keeper_touched_ball``,
+                   ``foul``, the reward terms (all also on reset, the step-only
+                   ones 0)
 Episode end        for both agents together: terminated on a result, truncated
                    at ``max_cycles`` (the keeper's win is reported on that step)
 Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword

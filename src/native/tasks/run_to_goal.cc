@@ -47,8 +47,9 @@ Reward             ``reward_outcome``: +``win_reward`` (1000) win, -win_reward l
                    -(Ant 0.5e-3 x sum(clip(cfrc_ext, -1, 1)**2), Humanoid
                    min(0.5e-6 x sum(cfrc_ext**2), 10)), ``reward_survive`` = +-alive
                    bonus (Ant 1, Humanoid 5) while standing (torso z >= 0.28 / 1.0) or not
-Info               ``outcome`` ("ongoing", "win", "loss", "draw"),
-                   ``distance_to_goal`` (both also on reset), the reward terms
+Info               ``outcome`` (``Outcome`` code: 0 ongoing, 1 win, 2 loss, 3 draw),
+                   ``distance_to_goal``, the reward terms (all also on reset, the
+                   reward terms 0)
 Episode end        for both agents together: terminated on a result, truncated
                    at ``max_cycles``
 Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword

@@ -50,8 +50,9 @@ Reward             ``reward_outcome``: +``win_reward`` (1000) win, -win_reward l
                    (``reward_approach``: own velocity toward the opponent,
                    ``reward_push``: rate the opponent's distance from the centre grows,
                    ``reward_ctrl``: -``ctrl_cost_weight`` (0.1) x sum(action**2))
-Info               ``outcome`` ("ongoing", "win", "loss", "draw"), the reward
-                   terms, ``distance_to_edge``, ``opponent_distance_to_edge``
+Info               ``outcome`` (``Outcome`` code: 0 ongoing, 1 win, 2 loss, 3 draw), the reward
+                   terms, ``distance_to_edge``, ``opponent_distance_to_edge`` (all
+                   also on reset, the reward terms 0)
 Episode end        for both agents together: terminated on a result, truncated
                    at ``max_cycles``
 Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword
@@ -81,7 +82,8 @@ Reward             ``reward_outcome`` plus ``shaping_weight`` x (``reward_center
                    sum(cfrc_ext**2), 10), ``reward_survive``: +5 while the torso is at
                    z >= 1, else -5)
 Info               ``outcome``, ``distance_to_edge``, ``opponent_distance_to_edge``,
-                   ``ring_radius`` (also on reset), ``touched``, the reward terms
+                   ``ring_radius``, ``touched``, the reward terms (all also on
+                   reset, the step-only ones 0)
 =================  ============================================================
 )";
 

@@ -42,8 +42,9 @@ Reward             ``reward_outcome`` plus ``shaping_weight`` (1) x the referenc
                    10), ``reward_survive`` = +5 while the torso is at z >= 1, else -5;
                    ``reward_goal_distance``: walker -|x - goal_x| of its torso, blocker
                    +|x - goal_x| of the walker's torso
-Info               ``outcome`` ("ongoing", "win", "loss", "draw"),
-                   ``walker_distance_to_line`` (both also on reset), the reward terms
+Info               ``outcome`` (``Outcome`` code: 0 ongoing, 1 win, 2 loss, 3 draw),
+                   ``walker_distance_to_line``, the reward terms (all also on
+                   reset, the reward terms 0)
 Episode end        for both agents together: terminated on a result, truncated
                    at ``max_cycles`` (the walker's loss is reported on that step)
 Annealing          ``reset(options={"shaping_weight": w})`` (or the keyword
