@@ -371,8 +371,11 @@ public final class Pool implements AutoCloseable {
           "a buffer of " + bytes + " bytes is more than a Java buffer holds");
     }
     // Aligned for doubles (and cache lines); zeroed like the pool's own.
-    return ByteBuffer.allocateDirect((int) Math.max(bytes, 1) + 64).alignedSlice(64)
-        .order(ByteOrder.nativeOrder());
+    ByteBuffer raw = ByteBuffer.allocateDirect((int) bytes + 64);
+    long address = Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(raw));
+    int offset = (int) ((64 - address % 64) % 64);
+    raw.position(offset).limit(offset + (int) bytes);
+    return raw.slice().order(ByteOrder.nativeOrder());
   }
 
   private static Pointer address(ByteBuffer buffer) {

@@ -92,7 +92,7 @@ class ErrorsTest {
   @Test
   void keywordArgumentsOfEveryKind() {
     try (Pool pool = Pool.builder("ant").kwargs(Map.of("healthy_z_range", new double[] {0.2, Double.POSITIVE_INFINITY},
-        "use_contact_forces", true, "xml_file", "ant.xml", "contact_force_range", java.util.List.of(-1.0, 1.0))).build()) {
+        "include_cfrc_ext_in_observation", false, "xml_file", "ant.xml", "contact_force_range", java.util.List.of(-1.0, 1.0))).build()) {
       pool.reset(0);
     }
   }

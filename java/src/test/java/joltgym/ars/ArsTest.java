@@ -38,23 +38,26 @@ class ArsTest {
 
   @Test
   void runningStatisticsMergeLikeOnePass() {
-    double[] xs = {1, 2, 3, 5, 8, 13, 21, 34, -4, 0.5};
-    Ars.RunningStat all = new Ars.RunningStat(2);
-    Ars.RunningStat first = new Ars.RunningStat(2);
-    Ars.RunningStat second = new Ars.RunningStat(2);
-    for (int i = 0; i < xs.length; i += 2) {
-      all.push(xs, i);
-      (i < 4 ? first : second).push(xs, i);
-    }
     Ars ars = new Ars("swimmer", 1, 1, 0.02, 0.01, 0.0, 0, 1);
     try {
+      int d = ars.obsDim;
+      Random random = new Random(5);
+      double[] xs = new double[7 * d];
+      for (int i = 0; i < xs.length; ++i) xs[i] = random.nextGaussian() * (1 + i % d);
+      Ars.RunningStat all = new Ars.RunningStat(d);
+      Ars.RunningStat first = new Ars.RunningStat(d);
+      Ars.RunningStat second = new Ars.RunningStat(d);
+      for (int r = 0; r < 7; ++r) {
+        all.push(xs, r * d);
+        (r < 3 ? first : second).push(xs, r * d);
+      }
       ars.merge(first);
       ars.merge(second);
       assertEquals(all.n, ars.stat.n);
-      for (int k = 0; k < 2; ++k) {
+      for (int k = 0; k < d; ++k) {
         assertEquals(all.mean[k], ars.mean[k], 1e-12);
         assertEquals(all.m2[k], ars.stat.m2[k], 1e-9);
-        assertEquals(1.0 / Math.sqrt(all.m2[k] / (all.n - 1)), ars.invStd[k], 1e-12);
+        assertEquals(1.0 / Math.sqrt(all.m2[k] / (all.n - 1)), ars.invStd[k], 1e-9);
       }
     } finally {
       ars.pool.close();
