@@ -67,7 +67,7 @@ final class Json {
 
   private static void number(StringBuilder sb, double d) {
     if (Double.isInfinite(d)) {
-      sb.append(d > 0 ? "\"inf\"" : "\"-inf\"");
+      sb.append(d > 0 ? "Infinity" : "-Infinity");  // the C API reads these words as numbers
     } else if (Double.isNaN(d)) {
       sb.append("NaN");  // not JSON: the C API names the bad value
     } else {

@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import joltgym.Pool;
@@ -38,16 +36,21 @@ import joltgym.Task;
  * policy's return on --final-episodes episodes seeded --final-seed + i.
  */
 public final class Ars {
-  /** The paper's V2-t hyperparameters (its Table 9) and alive bonus to leave out of training. */
-  record Defaults(int directions, int top, double stepSize, double noise, double shift) {}
+  /**
+   * The paper's V2-t hyperparameters per task, the alive bonus to leave out
+   * of training returns, and its Table 1: the reward threshold and the
+   * episodes V2-t needed to reach it (the default budget).
+   */
+  record Defaults(int directions, int top, double stepSize, double noise, double shift,
+      double threshold, long episodes) {}
 
   static Defaults defaults(String task) {
     return switch (task) {
-      case "hopper" -> new Defaults(8, 4, 0.01, 0.025, 1.0);
-      case "walker2d" -> new Defaults(40, 30, 0.03, 0.025, 1.0);
-      case "ant" -> new Defaults(60, 20, 0.015, 0.025, 1.0);
-      case "swimmer" -> new Defaults(1, 1, 0.02, 0.01, 0.0);
-      default -> new Defaults(32, 4, 0.02, 0.03, 0.0);  // half_cheetah
+      case "hopper" -> new Defaults(8, 4, 0.01, 0.025, 1.0, 3120, 1973);
+      case "walker2d" -> new Defaults(40, 30, 0.03, 0.025, 1.0, 4390, 24000);
+      case "ant" -> new Defaults(60, 20, 0.015, 0.025, 1.0, 3580, 20800);
+      case "swimmer" -> new Defaults(1, 1, 0.02, 0.01, 0.0, 325, 427);
+      default -> new Defaults(32, 4, 0.02, 0.03, 0.0, 3430, 1707);  // half_cheetah
     };
   }
 
@@ -290,8 +293,9 @@ public final class Ars {
       "                       [--step-size A] [--noise NU] [--seed S] [--threads T] [--eval-every K]",
       "                       [--threshold R] [--final-episodes E] [--final-seed S] [--out DIR]",
       "Augmented Random Search (V2-t, Mania, Guy and Recht 2018) with linear policies on a",
-      "batched pool. Defaults: the paper's V2-t hyperparameters for the task; --episodes 1920;",
-      "--threads 2; --eval-every 1; --out runs/ars_<task>_<seed>. Writes curve.csv and",
+      "batched pool. Defaults: the paper's V2-t hyperparameters for the task, its threshold and",
+      "its episodes to reach it as the budget (half_cheetah: 3430 in 1707 episodes); --threads 2;",
+      "--eval-every 1; --out runs/ars_<task>_<seed>. Writes curve.csv (row by row) and",
       "policy.json (examples/evaluate.py replays it) into --out.");
 
   public static void main(String[] args) throws IOException {
@@ -304,7 +308,7 @@ public final class Ars {
     long seed = 0;
     int threads = 2;
     int evalEvery = 1;
-    double threshold = Double.NaN;
+    Double threshold = null;
     int finalEpisodes = 10;
     long finalSeed = 1000;
     String out = null;
@@ -344,14 +348,17 @@ public final class Ars {
     Ars ars = new Ars(name, directions != null ? directions : d.directions(),
         topB != null ? topB : d.top(), step != null ? step : d.stepSize(),
         nu != null ? nu : d.noise(), d.shift(), seed, threads);
-    long budget = episodes != null ? episodes : 1920;
+    long budget = episodes != null ? episodes : d.episodes();
+    double target = threshold != null ? threshold : d.threshold();
     Path dir = Path.of(out != null ? out : "runs/ars_" + name + "_" + seed);
     Files.createDirectories(dir);
     System.out.printf(Locale.ROOT, "ARS V2-t on %s: %d directions, top %d, step %.4g, noise %.4g, "
-        + "seed %d, %d threads, budget %d episodes%n", name, ars.directions, ars.top, ars.stepSize,
-        ars.noise, seed, ars.pool.numThreads(), budget);
-    List<String> rows = new ArrayList<>();
-    rows.add("iteration,episodes,steps,eval_return_mean,eval_return_std,seconds");
+        + "seed %d, %d threads, budget %d episodes, threshold %.0f%n", name, ars.directions, ars.top,
+        ars.stepSize, ars.noise, seed, ars.pool.numThreads(), budget, target);
+    Path curve = dir.resolve("curve.csv");
+    // Written row by row: an interrupted run keeps its curve so far.
+    Files.writeString(curve, "iteration,episodes,steps,eval_return_mean,eval_return_std,seconds\n",
+        StandardCharsets.UTF_8);
     Random random = new Random(seed);
     long start = System.nanoTime();
     long reached = -1;
@@ -363,19 +370,19 @@ public final class Ars {
         double[] r = ars.evaluate(1_000_000_000L + iteration * 1000L);
         double mu = meanOf(r);
         double seconds = (System.nanoTime() - start) / 1e9;
-        rows.add(String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f,%.2f", iteration, ars.trainEpisodes,
-            ars.trainSteps, mu, stdOf(r), seconds));
+        Files.writeString(curve, String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f,%.2f%n", iteration,
+            ars.trainEpisodes, ars.trainSteps, mu, stdOf(r), seconds), StandardCharsets.UTF_8,
+            java.nio.file.StandardOpenOption.APPEND);
         System.out.printf(Locale.ROOT, "iteration %3d  episodes %6d  steps %9d  return %9.1f ± %7.1f"
             + "  %6.1f s%n", iteration, ars.trainEpisodes, ars.trainSteps, mu, stdOf(r), seconds);
-        if (reached < 0 && !Double.isNaN(threshold) && mu >= threshold) {
+        if (reached < 0 && mu >= target) {
           reached = ars.trainEpisodes;
           System.out.printf(Locale.ROOT, "threshold %.0f reached after %d episodes, %.1f s%n",
-              threshold, reached, seconds);
+              target, reached, seconds);
         }
       }
     }
     double seconds = (System.nanoTime() - start) / 1e9;
-    Files.write(dir.resolve("curve.csv"), rows, StandardCharsets.UTF_8);
     LinearPolicy policy = ars.policy();
     policy.save(dir.resolve("policy.json"), name, ars.envId, String.format(Locale.ROOT,
         "ARS V2-t, seed %d, %d episodes, %d directions, top %d", seed, ars.trainEpisodes,
@@ -384,10 +391,8 @@ public final class Ars {
     double[] finalReturns = evaluatePolicy(name, policy, finalEpisodes, finalSeed, threads);
     System.out.printf(Locale.ROOT, "trained in %.1f s; wrote %s and %s%n", seconds,
         dir.resolve("curve.csv"), dir.resolve("policy.json"));
-    if (!Double.isNaN(threshold)) {
-      System.out.println(reached >= 0 ? "threshold reached: yes, episodes " + reached
-          : "threshold reached: no");
-    }
+    System.out.println(reached >= 0 ? "threshold reached: yes, after " + reached + " episodes"
+        : "threshold reached: no");
     StringBuilder sb = new StringBuilder("final returns (seeds " + finalSeed + "+i):");
     for (double r : finalReturns) sb.append(' ').append(Double.toString(r));
     System.out.println(sb);
