@@ -42,10 +42,13 @@ def main(argv=None) -> None:
         parser.error(str(e))
     from learning_curves import plot_learning_curve
 
+    def label(path: str) -> str:  # runs/ars_x_0/curve.csv -> ars_x_0; seed0.csv -> seed0
+        return Path(path).parent.name if Path(path).name == "curve.csv" else Path(path).stem
+
     (first, c), rest = curves[0], curves[1:]
-    plot_learning_curve(args.out, c["steps"], c["eval_return_mean"], args.threshold, Path(first).parent.name,
-                        args.title, baseline_label=f"threshold ({args.threshold:.0f})",
-                        more=[(Path(p).parent.name, o["steps"], o["eval_return_mean"]) for p, o in rest])
+    plot_learning_curve(args.out, c["steps"], c["eval_return_mean"], args.threshold, label(first), args.title,
+                        baseline_label=f"threshold ({args.threshold:.0f})",
+                        more=[(label(p), o["steps"], o["eval_return_mean"]) for p, o in rest])
     print(f"wrote {args.out}")
 
 
