@@ -285,3 +285,42 @@ def test_evaluate_refuses_an_ars_policy_for_another_task(built, tmp_path):
     ran = subprocess.run([sys.executable, str(ROOT / "examples" / "evaluate.py"), str(policy), "--env-id",
                           "joltgym_marl/Ant-v0"], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 2 and "was trained on joltgym_marl/Hopper-v0" in ran.stderr, ran.stderr
+
+
+def test_c_render_checks_its_arguments(built):
+    """jg_pool_render (ABI 4) through ctypes: null pointers, a wrong size, a bad world or a
+    closed pool are statuses with Python-style words, never a crash; a good call fills the frame."""
+    import ctypes
+
+    from capi import CapiError, Library
+
+    class RenderConfig(ctypes.Structure):
+        _fields_ = [("width", ctypes.c_int32), ("height", ctypes.c_int32), ("camera_id", ctypes.c_int32),
+                    ("camera_name", ctypes.c_char_p)]
+
+    lib = Library(built["library"] / "libjoltgym_marl.so")
+    render = lib.lib.jg_pool_render
+    render.restype = ctypes.c_int
+    render.argtypes = [ctypes.c_uint64, ctypes.c_int32, ctypes.POINTER(RenderConfig), ctypes.c_void_p,
+                       ctypes.c_size_t]
+    handle = lib.create("hopper", 2, num_threads=1)
+    config = RenderConfig(16, 12, -1, None)
+    frame = np.zeros((12, 16, 3), np.uint8)
+    try:
+        lib.reset(handle, 0)
+        for args, status, words in (((handle, 0, None, frame.ctypes.data, frame.size), "JG_ERR_NULL", "config"),
+                                    ((handle, 0, ctypes.byref(config), None, frame.size), "JG_ERR_NULL", "rgb"),
+                                    ((handle, 0, ctypes.byref(config), frame.ctypes.data, 5), "JG_ERR_VALUE",
+                                     "height * width * 3 = 576 bytes, got 5"),
+                                    ((handle, 2, ctypes.byref(config), frame.ctypes.data, frame.size), "JG_ERR_INDEX",
+                                     "index should be in [0, 2), got 2")):
+            with pytest.raises(CapiError) as e:
+                lib.call("jg_pool_render", *args)
+            assert e.value.status == status and words in e.value.message, e.value
+        lib.call("jg_pool_render", handle, 1, ctypes.byref(config), frame.ctypes.data, frame.size)
+        assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 5  # a scene
+    finally:
+        lib.close(handle)
+    with pytest.raises(CapiError) as e:
+        lib.call("jg_pool_render", handle, 0, ctypes.byref(config), frame.ctypes.data, frame.size)
+    assert e.value.status == "JG_ERR_STATE" and "closed" in e.value.message
