@@ -11,13 +11,18 @@ uniform random actions, cycled):
 * ``Rollout`` (examples/java/Rollout.java): Java through JNA on
   libjoltgym_marl, reading observations through direct ByteBuffers, run with
   the README's JVM flags (``-XX:TieredStopAtLevel=1 -XX:+UseSerialGC``);
+* ``LibraryHost`` (benchmarks/java/LibraryHost.java): the same loop through
+  the Java library's batched step (``joltgym.Pool``, java/: the actions
+  staged in its direct buffer, ``step()``, rewards and flags read in place),
+  same JVM flags;
 * ``GymPipeHost`` (benchmarks/java/GymPipeHost.java), the route teams use
   today: Java writing actions to a Python subprocess that steps Gymnasium's
   ``HalfCheetah-v5`` envs (``--task`` is ignored there; ``--pipe-steps`` steps,
   as it is slow), reading observations, rewards and flags back.
 
 Prints the median (and min-max) env-steps/s of each and the ratios of the
-medians; the goal is Java / limit >= 0.95. Needs a JDK (java, javac) and
+medians; the goal is Java / limit >= 0.95, for the raw example and for the
+library. Needs a JDK (java, javac) and
 JNA (/usr/share/java/jna.jar: Debian's libjna-java). Run it from the clone's root.
 """
 
@@ -96,13 +101,19 @@ def main(argv=None) -> None:
         actions_file = tmp / "actions.f32"
         actions.tofile(actions_file)
         classes = tmp / "classes"
-        subprocess.run([javac, "-cp", str(JNA_JAR), "-d", str(classes), str(ROOT / "examples/java/Rollout.java"),
-                        str(ROOT / "benchmarks/java/GymPipeHost.java")], check=True)
+        subprocess.run(["bash", str(ROOT / "java/build.sh"), str(tmp / "lib")], check=True, capture_output=True)
+        jar = tmp / "lib" / "joltgym.jar"
+        subprocess.run([javac, "-cp", f"{JNA_JAR}:{jar}", "-d", str(classes), str(ROOT / "examples/java/Rollout.java"),
+                        str(ROOT / "benchmarks/java/GymPipeHost.java"), str(ROOT / "benchmarks/java/LibraryHost.java")],
+                       check=True)
         raw = [str(binary), "--task", args.task, "--worlds", str(args.worlds), "--threads", str(args.threads),
                "--steps", str(args.steps), "--mode", "env", "--assets", str(joltgym_marl.ASSET_DIR),
                "--actions", str(actions_file), "--max-episode-steps", str(TASKS[args.task].max_episode_steps)]
         host = [java, *JVM_FLAGS, "-cp", f"{JNA_JAR}:{classes}", f"-Djna.library.path={library.parent}", "Rollout", args.task,
                 str(args.worlds), str(args.steps), "0", str(args.threads), str(actions_file)]
+        library_host = [java, *JVM_FLAGS, "-cp", f"{JNA_JAR}:{jar}:{classes}", f"-Djna.library.path={library.parent}",
+                        "LibraryHost", args.task, str(args.worlds), str(args.steps), "0", str(args.threads),
+                        str(actions_file)]
         pipe_actions = tmp / "pipe_actions.f32"
         if not args.no_pipe:
             # HalfCheetah-v5's action space is our half_cheetah's (the same model);
@@ -113,7 +124,8 @@ def main(argv=None) -> None:
                 .astype(np.float32).tofile(pipe_actions)
         pipe = [java, "-cp", str(classes), "GymPipeHost", sys.executable, str(ROOT / "benchmarks/_gym_pipe_worker.py"),
                 str(args.worlds), str(args.pipe_steps), str(pipe_actions)]
-        results: dict[str, list[float]] = {"C++ limit (raw env step)": [], "Java on the C API": []}
+        results: dict[str, list[float]] = {"C++ limit (raw env step)": [], "Java on the C API": [],
+                                           "Java library (joltgym.Pool)": []}
         if not args.no_pipe:
             results["Java -> pipe -> Gymnasium"] = []
         for _ in range(args.rounds):
@@ -121,6 +133,8 @@ def main(argv=None) -> None:
             results["C++ limit (raw env step)"].append(json.loads(out)["env_steps_per_sec"])
             out = subprocess.run(host, check=True, capture_output=True, text=True).stdout
             results["Java on the C API"].append(env_steps_per_sec(out))
+            out = subprocess.run(library_host, check=True, capture_output=True, text=True).stdout
+            results["Java library (joltgym.Pool)"].append(env_steps_per_sec(out))
             if not args.no_pipe:
                 # In the temporary folder: Gymnasium's MuJoCo writes its warnings
                 # (settotalmass) to MUJOCO_LOG.TXT in the working directory.
@@ -129,11 +143,15 @@ def main(argv=None) -> None:
 
     print(f"{args.task}: {args.worlds} worlds, {args.threads} threads, {args.steps} steps "
           f"({args.pipe_steps} for the pipe) x {args.rounds} rounds, interleaved")
-    print(f"{'contender':<28} {'median env-steps/s':>19} {'min':>10} {'max':>10}")
+    print(f"{'contender':<30} {'median env-steps/s':>19} {'min':>10} {'max':>10}")
     for name, values in results.items():
-        print(f"{name:<28} {statistics.median(values):>19,.0f} {min(values):>10,.0f} {max(values):>10,.0f}")
+        print(f"{name:<30} {statistics.median(values):>19,.0f} {min(values):>10,.0f} {max(values):>10,.0f}")
     host_rate = statistics.median(results["Java on the C API"])
     print(f"ratio Java on the C API / C++ limit = {host_rate / statistics.median(results['C++ limit (raw env step)']):.3f}")
+    library_rate = statistics.median(results["Java library (joltgym.Pool)"])
+    print(f"ratio Java library (joltgym.Pool) / C++ limit = "
+          f"{library_rate / statistics.median(results['C++ limit (raw env step)']):.3f}")
+    print(f"ratio Java library / Java on the C API (raw example) = {library_rate / host_rate:.3f}")
     if not args.no_pipe:
         print(f"ratio Java on the C API / Java -> pipe -> Gymnasium = "
               f"{host_rate / statistics.median(results['Java -> pipe -> Gymnasium']):.1f}")

@@ -6,7 +6,10 @@ single-agent policy's returns on either physics engine.
     .venv/bin/python examples/evaluate.py AGENT.pt --engine mujoco jolt --episodes 20
 
 A single-agent policy is a checkpoint saved by cleanrl_ppo_continuous.py
---save-model (or ``still``/``random`` with --env-id). It plays one episode in
+--save-model, a linear policy (``policy.json``) written by the Java ARS trainer
+(``joltgym.ars.Ars``, docs/guides/java.md: replayed in the trainer's order of
+operations, so each episode's return is the Java evaluation's, bit for bit,
+printed exactly under the table), or ``still``/``random`` with --env-id. It plays one episode in
 each of --episodes worlds (episode i seeded --seed + i), deterministically (the
 mean action, the observation normalizer frozen as training left it), on each
 --engine (default: the engine it was trained on); the table gives the mean and
@@ -56,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.episodes < 1 or args.worlds < 1:
         parser.error(f"--episodes and --worlds should be >= 1, got {args.episodes} and {args.worlds}")
-    if args.env_id is not None or single_agent_checkpoint(args.first):
+    if args.env_id is not None or single_agent_checkpoint(args.first) or ars_policy(args.first) is not None:
         try:
             evaluate_single_agent(args)
         except ValueError as e:
@@ -115,6 +118,46 @@ def single_agent_checkpoint(path: str) -> bool:
     return isinstance(data, dict) and data.get("format") == CHECKPOINT_FORMAT
 
 
+# The format tag of the Java ARS trainer's policy files (java/src/main/java/joltgym/ars/LinearPolicy.java).
+ARS_FORMAT = "joltgym_marl.ars_linear/1"
+
+
+def ars_policy(path: str) -> dict | None:
+    """The linear policy in ``path`` if it is a policy.json of the Java ARS trainer, else None."""
+    if not path.endswith(".json") or not Path(path).is_file():
+        return None
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == ARS_FORMAT else None
+
+
+def ars_actions(policy: dict):
+    """``act(obs, space)`` of an ARS policy: clip(W ((x - mean) * inv_std), low, high), each sum in
+    float64 over the observation in order, as the Java trainer computes it (so the actions, and the
+    episodes, are bit-identical to its)."""
+    import numpy as np
+
+    weights, mean, inv_std = policy["weights"], policy["mean"], policy["inv_std"]
+    low, high = policy["action_low"], policy["action_high"]
+
+    def act(obs, space):
+        out = np.empty((len(obs), len(weights)))
+        for r, row in enumerate(obs.tolist()):
+            z = [(x - m) * s for x, m, s in zip(row, mean, inv_std)]
+            for j, wj in enumerate(weights):
+                acc = 0.0
+                for w, v in zip(wj, z):
+                    acc += w * v
+                out[r, j] = min(max(acc, low[j]), high[j])
+        return out
+
+    return act
+
+
 def check_engines(env_id: str, engines: list[str]) -> None:
     """ValueError unless ``env_id`` is a registered single-agent task that runs on every engine of ``engines``."""
     from joltgym_marl.registry import SINGLE_AGENT_TASKS
@@ -149,6 +192,14 @@ def evaluate_single_agent(args) -> None:
         else:
             def act(obs, space):
                 return rng.uniform(space.low, space.high, (len(obs), *space.shape))
+    elif (policy := ars_policy(args.first)) is not None:
+        env_id, trained_on = policy["env_id"], "mujoco"
+        if args.env_id is not None and args.env_id != env_id:
+            raise ValueError(f"{args.first} was trained on {env_id}, got --env-id {args.env_id}")
+        engines = args.engine or ["mujoco"]
+        check_engines(env_id, engines)
+        about = f"linear policy, {policy.get('about', 'ARS')}"
+        act = ars_actions(policy)
     else:
         if not Path(args.first).is_file():
             raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "
@@ -183,6 +234,8 @@ def evaluate_single_agent(args) -> None:
         speed = "n/a" if np.isnan(speeds).all() else f"{speeds.mean():.2f} ± {speeds.std():.2f}"
         print(f"| {name} | {trained_on} | {engine} | {args.episodes} | {returns.mean():,.1f} ± {returns.std():,.1f} "
               f"| {lengths.mean():,.0f} ± {lengths.std():,.0f} | {speed} |", flush=True)
+        if ars_policy(args.first) is not None:
+            print(f"episode returns on {engine} (exact): {' '.join(repr(float(r)) for r in returns)}")
 
 if __name__ == "__main__":
     main()

@@ -4,11 +4,13 @@
   iteration.
 * ``plot_learning_curve(path, steps, returns, baseline, label, title,
   velocities=None)``: the mean episode return against world steps, with a
-  uniformly random policy's return as a dashed line; given ``velocities``
+  uniformly random policy's return as a dashed line (or another baseline,
+  named by ``baseline_label``; ``more`` adds (label, steps, returns) runs,
+  e.g. other seeds); given ``velocities``
   (the episodes' mean forward velocity), a second panel below plots them.
   Iterations in which no episode ended (NaN) are left out.
 
-Not a script: mappo_mamujoco.py and cleanrl_ppo_continuous.py import it.
+Not a script: mappo_mamujoco.py, cleanrl_ppo_continuous.py and plot_ars.py import it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def write_curve_csv(path: str, header: Sequence[str], rows: Iterable[Sequence]) 
 
 
 def plot_learning_curve(path: str, steps: Sequence[float], returns: Sequence[float], baseline: float, label: str,
-                        title: str, velocities: Sequence[float] | None = None) -> None:
+                        title: str, velocities: Sequence[float] | None = None, baseline_label: str | None = None,
+                        more: Sequence[tuple[str, Sequence[float], Sequence[float]]] = ()) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,7 +49,12 @@ def plot_learning_curve(path: str, steps: Sequence[float], returns: Sequence[flo
     ax = axes[0, 0]
     ok = ~np.isnan(returns)
     ax.plot(steps[ok], returns[ok], label=label)
-    ax.axhline(baseline, color="gray", ls="--", label=f"random policy ({baseline:.0f})")
+    for other_label, other_steps, other_returns in more:  # more runs (seeds) on the same axes
+        other_steps, other_returns = np.asarray(other_steps, float), np.asarray(other_returns, float)
+        fine = ~np.isnan(other_returns)
+        ax.plot(other_steps[fine], other_returns[fine], label=other_label)
+    ax.axhline(baseline, color="gray", ls="--",
+               label=baseline_label if baseline_label is not None else f"random policy ({baseline:.0f})")
     ax.set_ylabel("episode return")
     ax.set_title(title)
     ax.legend(loc="upper left")

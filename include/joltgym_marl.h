@@ -86,8 +86,10 @@ extern "C" {
  *      program built for version 1 must be rebuilt.
  *   3: the float64 layout: jg_pool_config.dtype, jg_dims.real_size, and
  *      jg_buffers / jg_buffer_sizes' obs64, reward64, final_obs64 (new last
- *      fields: a program built for version 2 must be rebuilt). */
-#define JG_ABI_VERSION 3
+ *      fields: a program built for version 2 must be rebuilt).
+ *   4: frames: jg_pool_render and jg_render_config (nothing else changed: a
+ *      program built for version 3 runs unchanged). */
+#define JG_ABI_VERSION 4
 
 typedef enum jg_status {
   JG_OK = 0,
@@ -336,6 +338,31 @@ JG_API jg_status jg_pool_batch_buffers(jg_pool pool, int32_t** env_ids, jg_buffe
  * over; the memory must stay valid until the next call of this or close. */
 JG_API jg_status jg_pool_use_batch_buffers(jg_pool pool, int32_t* env_ids, size_t env_ids_count,
                                            const jg_buffers* batch, const jg_buffer_sizes* sizes);
+
+/* ---- frames (ABI 4) ------------------------------------------------------------
+ * An RGB frame of one world of a single-agent task, equal pixel for pixel to
+ * Python's env.render() with render_mode="rgb_array" (Gymnasium's
+ * MujocoRenderer under MUJOCO_GL=egl) for the same state: MuJoCo's renderer in
+ * a headless EGL context, the v5 env's default camera, its size. Each world
+ * keeps its renderer (and its free camera, placed on the first frame from the
+ * state then, as Python's) until the pool is closed or a frame of another
+ * size or camera is asked for. EGL is opened at run time (libEGL.so.1 and
+ * libOpenGL.so.0 or libGL.so.1; Debian's libegl1 and libgl1-mesa-dri): the
+ * library builds and runs without it, and a frame then fails with
+ * JG_ERR_STATE and a message naming what is missing. Games are refused
+ * (JG_ERR_VALUE): Python colours their agents and follows the leader. */
+typedef struct jg_render_config {
+  int32_t width;            /* pixels, in [1, 16384] (Python's default: 480) */
+  int32_t height;           /* pixels, in [1, 16384] (480) */
+  int32_t camera_id;        /* -1: the free camera of the v5 env; else a model camera */
+  const char* camera_name;  /* NULL or a model camera's name (not with camera_id >= 0) */
+} jg_render_config;
+
+/* Renders world `index` (not in flight) into `rgb`: height rows of width * 3
+ * bytes (RGB), top row first; `size` must be height * width * 3. The world is
+ * not changed. */
+JG_API jg_status jg_pool_render(jg_pool pool, int32_t index, const jg_render_config* config,
+                                uint8_t* rgb, size_t size);
 
 #ifdef __cplusplus
 }

@@ -75,9 +75,9 @@ def assert_same_buffers(pool: _core.WorldPool, views: dict, where: str) -> None:
 
 
 def test_abi_and_versions(lib):
-    assert lib.lib.jg_abi_version() == 3
+    assert lib.lib.jg_abi_version() == 4
     header = (ROOT / "include" / "joltgym_marl.h").read_text()
-    assert "#define JG_ABI_VERSION 3" in header
+    assert "#define JG_ABI_VERSION 4" in header
     assert lib.lib.jg_mujoco_version().decode() == _core.mujoco_version()
     import importlib.metadata
 

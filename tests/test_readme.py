@@ -224,6 +224,8 @@ def as_run(command: str) -> str:
 PREREQUISITES = [
     (re.compile(r"/usr/share/java/jna\.jar"), lambda: Path("/usr/share/java/jna.jar").exists(), "libjna-java"),
     (re.compile(r"(^|[;&|]\s*)(javac|java)\s"), lambda: shutil.which("javac") is not None, "openjdk-17-jdk-headless"),
+    (re.compile(r"junit-platform-console-standalone"),
+     lambda: Path("/usr/share/java/junit-platform-console-standalone.jar").exists(), "junit5"),
 ]
 
 

@@ -42,7 +42,7 @@ START=$SECONDS
 step() { printf '\n[setup %s, %3ds] %s\n' "$(date +%H:%M:%S)" "$((SECONDS - START))" "$*"; }
 
 # --- 1. Debian packages ---------------------------------------------------------
-DEBIAN_PACKAGES=(libegl1 libgl1-mesa-dri openjdk-17-jdk-headless libjna-java chromium)
+DEBIAN_PACKAGES=(libegl1 libgl1-mesa-dri openjdk-17-jdk-headless libjna-java junit5 chromium)
 if [ "${JOLTGYM_SKIP_APT:-0}" != 1 ]; then
   missing=()
   for package in "${DEBIAN_PACKAGES[@]}"; do

@@ -73,7 +73,7 @@ public final class Rollout {
     static native int jg_pool_close(long pool);
   }
 
-  static final int JG_ABI_VERSION = 3;
+  static final int JG_ABI_VERSION = 4;
   static final int JG_RESET = 1;
 
   static void check(int status, String call) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "frame_renderer.h"
 #include "fork_guard.h"
 #include "json_value.h"
 #include "mujoco_errors.h"
@@ -360,6 +361,9 @@ struct PoolState {
   // forked child first forgets the worlds in flight at the fork (lost: the
   // workers stepping them do not exist there), as the Python binding does.
   std::uint64_t fork_generation = joltgym::ForkGeneration();
+  // Frames (jg_pool_render): one renderer per world rendered, made on its
+  // first frame and kept, as Python's env keeps its MujocoRenderer.
+  std::vector<std::unique_ptr<joltgym::capi::FrameRenderer>> renderers;
 };
 
 // Handles: slot + 1 in the low 32 bits, the slot's generation in the high
@@ -815,6 +819,7 @@ jg_status jg_pool_close(jg_pool pool) {
     }
     // Waits for a call in flight on another thread, then joins the workers.
     std::lock_guard<std::mutex> lock(state->mutex.Get());
+    state->renderers.clear();
     state->pool.reset();
   });
 }
@@ -1034,6 +1039,43 @@ jg_status jg_pool_use_batch_buffers(jg_pool pool, int32_t* env_ids, size_t env_i
     CopyInto(ids, state->batch_ids, bs);
     state->batch_current = next;
     state->batch_ids = ids;
+  });
+}
+
+jg_status jg_pool_render(jg_pool pool, int32_t index, const jg_render_config* config, uint8_t* rgb,
+                         size_t size) {
+  return Guarded([&] {
+    const auto state = Handles().Get(pool);
+    RequirePointer(config, "config");
+    RequirePointer(rgb, "rgb");
+    const auto lock = Enter(*state, "render()");
+    joltgym::WorldPool& p = *state->pool;
+    if (index < 0 || index >= p.num_envs()) {
+      throw BadIndex("index should be in [0, " + std::to_string(p.num_envs()) + "), got " +
+                     std::to_string(index));
+    }
+    const joltgym::Task& task = *state->task;
+    if (task.num_agents() != 1) {
+      throw BadValue("render() from the C API draws the single-agent robots as Gymnasium's rgb_array does; " +
+                     state->name + " is a game (render it from Python: parallel_env(render_mode=\"rgb_array\"))");
+    }
+    if (p.in_flight(index)) throw StateError(joltgym::InFlightMessage("render()", index));
+    const std::string camera_name = config->camera_name != nullptr ? config->camera_name : "";
+    const auto expected = static_cast<std::size_t>(std::max(config->width, 0)) *
+                          static_cast<std::size_t>(std::max(config->height, 0)) * 3;
+    if (config->width >= 1 && config->height >= 1 && size != expected) {
+      throw BadValue("rgb should hold height * width * 3 = " + std::to_string(expected) + " bytes, got " +
+                     std::to_string(size));
+    }
+    auto& renderers = state->renderers;
+    if (renderers.size() < static_cast<std::size_t>(p.num_envs())) renderers.resize(static_cast<std::size_t>(p.num_envs()));
+    auto& renderer = renderers[static_cast<std::size_t>(index)];
+    if (!renderer || !renderer->Matches(config->width, config->height, config->camera_id, camera_name)) {
+      renderer.reset();
+      renderer = std::make_unique<joltgym::capi::FrameRenderer>(task.model(), state->name, config->width,
+                                                                 config->height, config->camera_id, camera_name);
+    }
+    renderer->Render(p.world(index).data(), rgb);
   });
 }
 
