@@ -2,6 +2,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -118,9 +119,11 @@ class PyWorld {
 
   // do_simulation's physics on the world's own engine: `n_frames` timesteps
   // with the controls in the world's data. Returns whether it stayed stable.
+  // n_frames = 0 steps nothing (v5's do_simulation(ctrl, 0) is a no-op but for MuJoCo's
+  // mj_rnePostConstraint, run on that engine as v5 does).
   bool Simulate(py::handle n_frames) {
     RequireUsable("simulate()");
-    const int frames = static_cast<int>(CheckInt(n_frames, "n_frames", 1, kMaxSimulateFrames));
+    const int frames = static_cast<int>(CheckInt(n_frames, "n_frames", 0, kMaxSimulateFrames));
     HeldGilSignals signals(this);
     bool stable = true;
     {
@@ -181,6 +184,13 @@ class PyWorld {
     if (opt.jacobian != mjJAC_DENSE && opt.jacobian != mjJAC_SPARSE && opt.jacobian != mjJAC_AUTO) {
       throw py::value_error("model.opt.jacobian should be 0 (mujoco.mjtJacobian.mjJAC_DENSE), 1 "
                             "(mjJAC_SPARSE) or 2 (mjJAC_AUTO), got " + std::to_string(opt.jacobian));
+    }
+    // A timestep of 0 made dt zero: the reward was NaN (0 / 0) with no word of why on MuJoCo,
+    // physics_unstable on another engine; a construction with it is refused (model.cc), so is
+    // the change.
+    if (!(opt.timestep > 0) || !std::isfinite(opt.timestep)) {
+      throw py::value_error("model.opt.timestep should be a positive, finite number of seconds, got " +
+                            py::repr(py::float_(opt.timestep)).cast<std::string>());
     }
     // An index array pointed outside the model (model.body_parentid[:] = 1000) corrupted the
     // heap at the next step (glibc aborted the process; v5's envs crash the same way). About a
@@ -427,7 +437,7 @@ void DefineWorlds(py::module_& m) {
       .def("observe", &SingleAgentCore::Observe,
            "The observation of the world's current state, computed afresh.")
       .def("simulate", &SingleAgentCore::Simulate, py::arg("n_frames"),
-           "Advances the physics alone by n_frames (1 to 1000) timesteps with the world's "
+           "Advances the physics alone by n_frames (0 to 1000) timesteps with the world's "
            "current controls, on its engine (do_simulation); returns False if it became unstable.")
       .def("check_model", &SingleAgentCore::CheckAdoptedModel,
            "Raises ValueError if the adopted model's options would crash MuJoCo (an unknown "
