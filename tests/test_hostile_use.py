@@ -777,3 +777,45 @@ def test_do_simulation_takes_n_frames_as_v5_does(engine):
     for e in (env, reference):
         with pytest.raises(TypeError):
             e.do_simulation(np.zeros(6), 1.5)
+
+
+RENDER_CORRUPT = """
+    import gymnasium, numpy as np
+    import joltgym_marl
+
+    for field in {fields!r}:
+        for first_render in (False, True):
+            env = gymnasium.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", width=32,
+                                 height=32).unwrapped
+            env.reset(seed=0)
+            if first_render:
+                env.render()
+            array = getattr(env.model, field)
+            kept = array.copy()
+            array[...] = 2**30
+            for call in (lambda: env.step(np.zeros(6, np.float32)), env.render):
+                try:
+                    call()
+                except ValueError as error:
+                    assert field in str(error), error
+                else:
+                    raise SystemExit(field + ": not refused")
+            array[...] = kept
+            env.step(np.zeros(6, np.float32))
+            assert env.render().shape == (32, 32, 3)
+            env.close()
+        print(field, "refused")
+"""
+INDEX_FIELDS = ["geom_bodyid", "geom_matid", "mat_texid", "geom_type", "dof_treeid", "jnt_actuatorid",
+                "light_texid"]
+
+
+def test_render_and_step_refuse_an_index_pointing_outside_the_model():
+    """render() with model.geom_bodyid, geom_matid or mat_texid set to 2**30
+    ended the process with a segmentation fault, even after step() had refused
+    the model; step() did not catch mat_texid at all (nor geom_type, dof_treeid,
+    jnt_actuatorid: MuJoCo's own reference check leaves them out). Both check
+    what they read first, naming the field; the env works again once it is set back."""
+    proc = run_python(RENDER_CORRUPT.format(fields=INDEX_FIELDS), timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.count("refused") == len(INDEX_FIELDS), describe(proc)

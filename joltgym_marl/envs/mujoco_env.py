@@ -325,6 +325,10 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
 
             if not rendering.has_display():
                 raise RuntimeError(rendering.NO_DISPLAY)
+        # What MuJoCo's renderer reads of a model a user may have changed (an index array
+        # pointing outside the model crashed the process), checked before it is read.
+        self._materialize()
+        self._core.check_model()
         return self.mujoco_renderer.render(self.render_mode)
 
     def close(self) -> None:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../model_indices.h"
 #include "../simulation_poll.h"
 #include "../world.h"
 #include "checks.h"
@@ -199,6 +200,13 @@ class PyWorld {
       throw py::value_error(std::string("the model was changed where MuJoCo cannot step it: ") + invalid +
                             "; expected each index array (body_parentid, jnt_qposadr, ...) as the env "
                             "made it, or within the model's sizes");
+    }
+    // What MuJoCo's check leaves out, though stepping or rendering indexes with it
+    // (model.geom_type[0] = 2**30 crashed the next step, mat_texid the next render).
+    const std::string bad_index = FirstBadIndex(task_->model());
+    if (!bad_index.empty()) {
+      throw py::value_error("the model was changed where MuJoCo cannot step or render it: " + bad_index +
+                            " (as the env made it, or within the model's sizes)");
     }
     // Another engine builds its world from the model once: a change it cannot follow is
     // refused rather than silently ignored.
