@@ -208,6 +208,18 @@ class PyWorld {
       throw py::value_error("the model was changed where MuJoCo cannot step or render it: " + bad_index +
                             " (as the env made it, or within the model's sizes)");
     }
+    if (task_->engine_model()) {
+      const mjData* d = world_->data();
+      for (int i = 0; i < task_->model()->nv; ++i) {
+        if (d->qfrc_applied[i] != 0) {
+          throw py::value_error("data.qfrc_applied[" + std::to_string(i) + "] = " +
+                                py::repr(py::float_(d->qfrc_applied[i])).cast<std::string>() +
+                                ": engine='" + task_->engine_model()->name() +
+                                "' does not apply generalized forces; expected zeros (push a body with "
+                                "data.xfrc_applied, which it applies, or use engine='mujoco')");
+        }
+      }
+    }
     // Another engine builds its world from the model once: a change it cannot follow is
     // refused rather than silently ignored.
     if (const auto& engine = task_->engine_model()) {
@@ -216,8 +228,9 @@ class PyWorld {
         throw py::value_error(
             "model." + field + " was changed; engine='" + engine->name() +
             "' builds its bodies, joints and actuators from the model once, so of the model only "
-            "opt.timestep, opt.gravity, the fluid options and the actuators' ctrlrange may change "
-            "on it (engine='mujoco' takes every change): expected model." + field +
+            "opt.timestep, opt.gravity, the actuators' ctrlrange, forcerange and forcelimited, and "
+            "for a robot made in a fluid the fluid options may change on it (engine='mujoco' takes "
+            "every change): expected model." + field +
             " as the env was made (set it back, or make a new env, e.g. from an edited xml_file)");
       }
     }
