@@ -198,7 +198,8 @@ INTERRUPTED = """
         elapsed = time.monotonic() - started
     else:
         raise SystemExit("step_all was not interrupted")
-    # Each world either stepped whole or is as it was; the pool still works.
+    # Each world stepped whole, is as it was, or (those under way) stopped half-way and waits
+    # for its reset; after the reset the pool works.
     stepped = sum(not np.array_equal(pool.get_state(i)[0], before[i]) for i in range(pool.num_envs))
     assert 0 < stepped < pool.num_envs, stepped
     pool.reset_all(seed=1)
@@ -216,6 +217,7 @@ INTERRUPTED = """
         assert "signal handler" in str(error), error
     else:
         raise SystemExit("the reentrant handler was not refused")
+    pool.reset_all(seed=2)
     # Ctrl-C: the default handler's KeyboardInterrupt.
     signal.signal(signal.SIGALRM, lambda s, f: signal.raise_signal(signal.SIGINT))
     signal.setitimer(signal.ITIMER_REAL, 0.3)

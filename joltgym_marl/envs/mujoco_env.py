@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -135,6 +136,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         self.camera_id, self.camera_name = camera_id, camera_name
         self._render_options = (default_camera_config, max_geom, visual_options or {})
         self._mujoco: tuple[Any, Any] | None = None  # (MjModel, MjData) once read
+        self._materialize_lock = threading.Lock()
         self._renderer = None
         self.fullpath = expand_model_path(self._core.kwargs.get("xml_file", _defaults(self.task)["xml_file"]))
         self.frame_skip = self._core.frame_skip
@@ -151,6 +153,12 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
     # -- the live MuJoCo objects ----------------------------------------------------
 
     def _materialize(self) -> tuple[Any, Any]:
+        if self._mujoco is None:
+            with self._materialize_lock:  # two threads' first reads make one pair
+                return self._materialize_once()
+        return self._mujoco
+
+    def _materialize_once(self) -> tuple[Any, Any]:
         if self._mujoco is None:
             from joltgym_marl import rendering
 
