@@ -8,7 +8,7 @@ struct IndexField {
   const char* name;
   const int* values;
   long long count;
-  int low, high;  // inclusive
+  long long low, high;  // inclusive
 };
 
 }  // namespace
@@ -36,9 +36,9 @@ std::string FirstBadIndex(const mjModel* m) {
     }
   }
   // A mesh or height field geom's data id names one of those.
-  for (int g = 0; g < m->ngeom; ++g) {
+  for (long long g = 0; g < m->ngeom; ++g) {
     const int type = m->geom_type[g], id = m->geom_dataid[g];
-    const int count = type == mjGEOM_HFIELD ? m->nhfield
+    const long long count = type == mjGEOM_HFIELD ? m->nhfield
                       : type == mjGEOM_MESH ? m->nmesh
                                                                      : -1;
     if (count >= 0 && (id < 0 || id >= count)) {
