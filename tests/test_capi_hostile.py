@@ -161,3 +161,26 @@ def test_a_fork_while_another_thread_is_inside_a_pool(library_path):
     assert "parent meanwhile: JG_ERR_BUSY" in proc.stdout, proc.stdout  # the fork happened inside the call
     assert "child ok" in proc.stdout and "child exit 0" in proc.stdout, proc.stdout + proc.stderr
     assert "parent ok" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("task", ["reacher", "pusher", "half_cheetah"])
+def test_engine_mujoco_is_taken_for_every_task_as_python_takes_it(lib, task):
+    """The C API refused engine="mujoco" for the MuJoCo-only tasks (Reacher,
+    Pusher) as an unknown keyword while Python accepted it; an engine they do
+    not run on, or one that is not a string, is refused as Python refuses it."""
+    from joltgym_marl import WorldPool
+
+    pool = lib.create_json(task, 1, '{"engine": "mujoco"}')
+    lib.close(pool)
+    with WorldPool(task, 1, num_threads=1, engine="mujoco"):
+        pass
+    for document, status, message in (('{"engine": 3}', "JG_ERR_TYPE", "engine should be a str, got int 3"),
+                                      ('{"engine": "bullet"}', "JG_ERR_VALUE",
+                                       "engine should be 'mujoco' or 'jolt', got 'bullet'")):
+        with pytest.raises(CapiError) as caught:
+            lib.create_json(task, 1, document)
+        assert caught.value.status == status and message in caught.value.message, caught.value.message
+    if task != "half_cheetah":
+        with pytest.raises(CapiError) as caught:
+            lib.create_json(task, 1, '{"engine": "jolt"}')
+        assert f"task '{task}' does not run on engine 'jolt'" in caught.value.message, caught.value.message

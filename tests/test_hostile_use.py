@@ -198,7 +198,8 @@ INTERRUPTED = """
         elapsed = time.monotonic() - started
     else:
         raise SystemExit("step_all was not interrupted")
-    # Each world either stepped whole or is as it was; the pool still works.
+    # Each world stepped whole, is as it was, or (those under way) stopped half-way and waits
+    # for its reset; after the reset the pool works.
     stepped = sum(not np.array_equal(pool.get_state(i)[0], before[i]) for i in range(pool.num_envs))
     assert 0 < stepped < pool.num_envs, stepped
     pool.reset_all(seed=1)
@@ -216,6 +217,7 @@ INTERRUPTED = """
         assert "signal handler" in str(error), error
     else:
         raise SystemExit("the reentrant handler was not refused")
+    pool.reset_all(seed=2)
     # Ctrl-C: the default handler's KeyboardInterrupt.
     signal.signal(signal.SIGALRM, lambda s, f: signal.raise_signal(signal.SIGINT))
     signal.setitimer(signal.ITIMER_REAL, 0.3)
@@ -689,3 +691,136 @@ def test_a_blow_up_in_a_world_whose_last_step_blew_up_is_reported_too():
     for _ in range(3):  # and steps that do not blow up are not reported
         _, _, _, truncated, info = env.step(np.zeros(6, np.float32))
         assert not truncated and "physics_unstable" not in info
+
+
+# -- issue 34: two threads on one Gymnasium env, odd options --------------------------
+
+THREAD_RACE = """
+    import threading
+    import gymnasium, numpy as np
+    import joltgym_marl
+
+    env = gymnasium.make("joltgym_marl/Humanoid-v0", engine={engine!r}).unwrapped
+    env.reset(seed=0)
+    zeros = np.zeros(env.action_space.shape, np.float32)
+    calls = {{
+        "step": lambda: env.step(zeros),
+        "do_simulation": lambda: env.do_simulation(zeros, 20),
+        "reset_model": env.reset_model,
+        "reset": env.reset,
+        "set_state": lambda: env.set_state(env.init_qpos, env.init_qvel),
+    }}
+    errors = []
+
+    def hammer(name):
+        for _ in range({rounds}):
+            try:
+                calls[name]()
+            except Exception as error:  # any Python error is an answer; a crash is not
+                errors.append(repr(error))
+
+    for pair in {pairs!r}:
+        threads = [threading.Thread(target=hammer, args=(name,)) for name in pair]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(pair, "survived")
+    print("errors:", sorted(set(errors))[:5])
+"""
+RACING_PAIRS = [("step", "do_simulation"), ("step", "reset_model"), ("do_simulation", "do_simulation"),
+                ("do_simulation", "reset"), ("do_simulation", "set_state"), ("reset_model", "reset_model")]
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "jolt"])
+def test_two_threads_on_one_gymnasium_env_do_not_crash(engine):
+    """step() racing do_simulation() or reset_model(), do_simulation() racing
+    itself, reset() or set_state() on one env from two threads ended the process
+    with a segmentation fault (MuJoCo's mj_step and mj_forward release the GIL,
+    so the Python-side paths stepped the data another thread was stepping):
+    they now run natively with the GIL held, as step() does, one at a time.
+    (In the sanitized run this runs under ASan too.)"""
+    proc = run_python(THREAD_RACE.format(engine=engine, rounds=150, pairs=RACING_PAIRS), timeout=600)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.count("survived") == len(RACING_PAIRS), describe(proc)
+    assert "errors: []" in proc.stdout, describe(proc)  # serialized, not refused
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "jolt"])
+@pytest.mark.parametrize("timestep", [0.0, -0.01, np.nan, np.inf])
+def test_a_timestep_that_is_not_positive_and_finite_is_refused_on_either_engine(engine, timestep):
+    """model.opt.timestep = 0 on MuJoCo gave a NaN reward (0 / 0 velocity) with no
+    physics_unstable while Jolt flagged it: both refuse it now, naming the value,
+    as a model file with such a timestep is refused, and go on once it is set back."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine)
+    env.reset(seed=0)
+    model = env.unwrapped.model
+    model.opt.timestep = timestep
+    for call in (lambda: env.step(np.zeros(6, np.float32)), lambda: env.unwrapped.do_simulation(np.zeros(6), 5),
+                 lambda: env.reset(seed=0)):
+        with pytest.raises(ValueError, match=r"model.opt.timestep should be a positive, finite number of "
+                                             rf"seconds, got {timestep!r}"):
+            call()
+    model.opt.timestep = 0.01
+    env.reset(seed=0)
+    _, reward, _, truncated, info = env.step(np.zeros(6, np.float32))
+    assert np.isfinite(reward) and not truncated and "physics_unstable" not in info
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "jolt"])
+def test_do_simulation_takes_n_frames_as_v5_does(engine):
+    """v5's do_simulation(ctrl, 0) (or a negative count) steps nothing and True
+    steps once; on Jolt 0 and -1 raised ValueError."""
+    env = gymnasium.make("joltgym_marl/HalfCheetah-v0", engine=engine).unwrapped
+    reference = gymnasium.make("HalfCheetah-v5").unwrapped
+    for e in (env, reference):
+        e.reset(seed=0)
+    for frames in (0, -1, True, np.int64(3), 2):
+        times = []
+        for e in (env, reference):
+            e.do_simulation(np.full(6, 0.5), frames)
+            times.append(e.data.time)
+        assert times[0] == pytest.approx(times[1]), (frames, times)
+    for e in (env, reference):
+        with pytest.raises(TypeError):
+            e.do_simulation(np.zeros(6), 1.5)
+
+
+RENDER_CORRUPT = """
+    import gymnasium, numpy as np
+    import joltgym_marl
+
+    for field in {fields!r}:
+        for first_render in (False, True):
+            env = gymnasium.make("joltgym_marl/HalfCheetah-v0", render_mode="rgb_array", width=32,
+                                 height=32).unwrapped
+            env.reset(seed=0)
+            if first_render:
+                env.render()
+            array = getattr(env.model, field)
+            kept = array.copy()
+            array[...] = 2**30
+            for call in (lambda: env.step(np.zeros(6, np.float32)), env.render):
+                try:
+                    call()
+                except ValueError as error:
+                    assert field in str(error), error
+                else:
+                    raise SystemExit(field + ": not refused")
+            array[...] = kept
+            env.step(np.zeros(6, np.float32))
+            assert env.render().shape == (32, 32, 3)
+            env.close()
+        print(field, "refused")
+"""
+INDEX_FIELDS = ["geom_bodyid", "geom_matid", "mat_texid", "geom_type", "dof_treeid", "jnt_actuatorid",
+                "light_texid"]
+
+
+def test_render_and_step_refuse_an_index_pointing_outside_the_model():
+    """render() with model.geom_bodyid, geom_matid or mat_texid set to 2**30
+    ended the process with a segmentation fault, even after step() had refused
+    the model; step() did not catch mat_texid at all (nor geom_type, dof_treeid,
+    jnt_actuatorid: MuJoCo's own reference check leaves them out). Both check
+    what they read first, naming the field; the env works again once it is set back."""
+    proc = run_python(RENDER_CORRUPT.format(fields=INDEX_FIELDS), timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.count("refused") == len(INDEX_FIELDS), describe(proc)

@@ -16,6 +16,7 @@ next to MuJoCo's (rest height, no blow-up under random actions).
 from __future__ import annotations
 
 import pickle
+import re
 
 import gymnasium
 import mujoco
@@ -535,16 +536,17 @@ def test_timestep_and_gravity_changes_take_effect_on_jolt():
     for _ in range(20):
         env.step(np.zeros(6))
     assert env.unwrapped.data.qpos[1] > start[1] + 0.05
-    for attribute, value in (("timestep", 0.0), ("timestep", -1.0), ("timestep", np.nan), ("gravity", np.nan)):
+    env.reset(seed=0)
+    model.opt.gravity[:] = (0.0, 0.0, np.nan)
+    _, reward, terminated, truncated, info = env.step(np.zeros(6))
+    assert truncated and info["physics_unstable"]
+    # A timestep <= 0 or not finite is refused, on either engine (test_hostile_use.py).
+    for value in (0.0, -1.0, np.nan):
         env.reset(seed=0)
-        model.opt.gravity[:] = (0.0, 0.0, -9.81)
+        model.opt.timestep = value
+        with pytest.raises(ValueError, match="model.opt.timestep should be a positive, finite"):
+            env.step(np.zeros(6))
         model.opt.timestep = 0.01
-        if attribute == "timestep":
-            model.opt.timestep = value
-        else:
-            model.opt.gravity[2] = value
-        _, reward, terminated, truncated, info = env.step(np.zeros(6))
-        assert truncated and info["physics_unstable"], (attribute, value)
     env.reset(seed=0)
     model.opt.gravity[:] = (0.0, 0.0, -9.81)
     model.opt.timestep = 0.01
@@ -592,9 +594,13 @@ def test_do_simulation_steps_the_jolt_world():
     assert_array_equal(unwrapped.get_state()[0], unwrapped.data.qpos)
     _, reward, *_ = env.step(np.zeros(6, np.float32))
     assert abs(unwrapped.data.qpos[0] - x) < 0.05 and abs(reward) < 2.0  # no jump back
-    for bad, error in ((0, ValueError), (-1, ValueError), (True, TypeError), (1.5, TypeError)):
-        with pytest.raises(error, match="n_frames"):
-            unwrapped.do_simulation(np.zeros(6), bad)
+    with pytest.raises(TypeError, match="n_frames"):
+        unwrapped.do_simulation(np.zeros(6), 1.5)
+    # As v5's: n_frames <= 0 steps nothing (it used to raise here), True is one timestep.
+    for frames, steps in ((0, 0), (-1, 0), (True, 1), (np.int64(2), 2)):
+        time = unwrapped.data.time
+        unwrapped.do_simulation(np.zeros(6), frames)
+        assert unwrapped.data.time == pytest.approx(time + steps * unwrapped.model.opt.timestep), frames
 
 
 @pytest.mark.parametrize("field", ["body_mass", "geom_size", "geom_friction", "actuator_gear", "dof_damping",
@@ -620,3 +626,74 @@ def test_a_model_change_jolt_cannot_follow_is_refused_not_ignored(field):
     model.opt.timestep = 0.005
     env.step(np.zeros(6, np.float32))
 
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "jolt"])
+def test_a_push_in_xfrc_applied_lifts_the_ant_on_either_engine(engine):
+    """data.xfrc_applied (a perturbation test's push) did nothing on Jolt: 500 N
+    upwards on the torso lifted MuJoCo's Ant, not Jolt's. Jolt applies it now (at
+    the body's centre of mass); qfrc_applied, which it does not apply, is refused
+    by name rather than ignored."""
+    import gymnasium
+
+    env = gymnasium.make("joltgym_marl/Ant-v0", engine=engine).unwrapped
+    env.reset(seed=0)
+    z0 = env.data.qpos[2]
+    env.data.xfrc_applied[env.model.body("torso").id, 2] = 500.0
+    for _ in range(10):
+        env.step(np.zeros(8, np.float32))
+    assert env.data.qpos[2] > z0 + 5.0, (engine, z0, env.data.qpos[2])  # (about 68 m on both)
+    env.data.xfrc_applied[:] = 0.0
+    env.reset(seed=0)
+    env.data.qfrc_applied[6] = 1.0
+    if engine == "jolt":
+        with pytest.raises(ValueError, match=r"data.qfrc_applied\[6\] = 1.0: engine='jolt' does not apply"):
+            env.step(np.zeros(8, np.float32))
+        env.data.qfrc_applied[:] = 0.0
+    env.step(np.zeros(8, np.float32))
+
+
+@pytest.mark.parametrize("field, value", [("dof_frictionloss", 1.0), ("geom_condim", 1), ("geom_margin", 0.1),
+                                          ("opt.disableflags", 1 << 6), ("opt.enableflags", 1),
+                                          ("opt.density", 1000.0), ("opt.viscosity", 0.1), ("opt.wind", 5.0)])
+def test_options_jolt_does_not_model_are_refused_by_name(field, value):
+    """opt.disableflags (gravity, contact), dof_frictionloss, geom_condim,
+    geom_margin, and the fluid options on a robot made without a fluid neither
+    took effect on Jolt nor raised (docs/guides/jolt.md promised one or the
+    other): each is refused by name until set back."""
+    import gymnasium
+
+    env = gymnasium.make("joltgym_marl/Ant-v0", engine="jolt").unwrapped
+    env.reset(seed=0)
+    owner, name = (env.model.opt, field[4:]) if field.startswith("opt.") else (env.model, field)
+    kept = np.copy(getattr(owner, name))
+    if np.ndim(kept):
+        getattr(owner, name)[...] = value
+    else:
+        setattr(owner, name, value)
+    with pytest.raises(ValueError, match=rf"model.{re.escape(field)} was changed; engine='jolt'"):
+        env.step(np.zeros(8, np.float32))
+    if np.ndim(kept):
+        getattr(owner, name)[...] = kept
+    else:
+        setattr(owner, name, kept)
+    env.step(np.zeros(8, np.float32))
+
+
+def test_actuator_force_limits_take_effect_on_jolt():
+    """actuator_forcerange / forcelimited were ignored on Jolt: a motor's force is
+    now clamped to its range, read live, as MuJoCo clamps it."""
+    import gymnasium
+
+    def rollout(action, limit):
+        env = gymnasium.make("joltgym_marl/Ant-v0", engine="jolt").unwrapped
+        env.reset(seed=0)
+        if limit:
+            env.model.actuator_forcelimited[:] = 1
+            env.model.actuator_forcerange[:] = 0.0
+        for _ in range(20):
+            env.step(np.full(8, action, np.float32))
+        return env.data.qpos.copy()
+
+    assert_array_equal(rollout(1.0, limit=True), rollout(0.0, limit=False))
+    assert not np.array_equal(rollout(1.0, limit=False), rollout(0.0, limit=False))

@@ -429,3 +429,42 @@ def test_map_local_actions_of_the_wrong_kind_names_the_agent():
     env = P("HalfCheetah", "2x3")
     with pytest.raises(TypeError, match=r"action of agent_0 should be an array of numbers, got str 'abc'"):
         env.map_local_actions_to_global_action({"agent_0": "abc", "agent_1": np.zeros(3)})
+
+
+# -- issue 34 ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda **k: P("Ant", "2x4", **k), lambda **k: V("HalfCheetah", "2x3", 2, **k)])
+def test_engine_jolt_is_refused_not_stepped_on_mujoco(make):
+    """engine="jolt" (and its jolt_* settings) was validated and then stepped on
+    MuJoCo, bit for bit engine="mujoco": MaMuJoCo refuses it, naming the engine
+    it runs on (docs/guides/jolt.md says so); engine="mujoco" is taken."""
+    for kwargs in ({"engine": "jolt"}, {"engine": "jolt", "jolt_substeps": 4}):
+        with pytest.raises(ValueError, match=r"runs on engine='mujoco' only, got engine='jolt'"):
+            make(**kwargs)
+    make(engine="mujoco").close()
+
+
+@pytest.mark.parametrize("scenario, conf", [("Ant", "2x4"), ("HalfCheetah", "6x1"), ("Hopper", "3x1"),
+                                            ("Walker2d", "2x3"), ("InvertedPendulum", None)])
+def test_state_before_reset_is_the_initial_state_as_farama_gives_it(scenario, conf):
+    """state() before reset() returned zeros; Farama's returns the initial state."""
+    farama = pytest.importorskip("gymnasium_robotics").mamujoco_v1
+    expected = farama.parallel_env(scenario, conf).state()
+    np.testing.assert_array_equal(P(scenario, conf).state(), expected)
+    with V(scenario, conf, 3) as vec:
+        np.testing.assert_array_equal(vec.state(), np.tile(expected, (3, 1)))
+
+
+def test_vec_state_refuses_rows_in_flight():
+    """vec_env.state() read rows the worker threads were writing between send()
+    and recv() (pool.get_state() refuses them); it refuses them too."""
+    with V("HalfCheetah", "2x3", 4, num_threads=2, batch_size=2) as vec:
+        vec.reset(seed=0)
+        before = vec.state()
+        vec.send({a: np.zeros((2, 3)) for a in vec.possible_agents}, [0, 1])
+        with pytest.raises(_core.StateError, match=r"state\(\) called while 2 world\(s\) are in flight"):
+            vec.state()
+        vec.recv()
+        after = vec.state()
+        np.testing.assert_array_equal(after[2:], before[2:])

@@ -53,7 +53,9 @@ TESTS = ROOT / "tests"
 # under ASan on two cores, after the build.
 SUITES = ["test_bad_input.py", "test_entry_points.py", "test_world_pool.py", "test_pettingzoo.py",
           # Hostile use of the newer surfaces: pools dropped in flight, rendering
-          # from threads, signals, lying ints, the vector envs; and the SB3
+          # from threads, two threads on one Gymnasium env (step, do_simulation,
+          # reset_model, reset, set_state racing), corrupt model indices,
+          # signals, lying ints, the vector envs; and the SB3
           # adapters (the single-agent VecEnv and the agent rows).
           "test_hostile_use.py", "test_sb3_vec_env.py", "test_agent_vector_env.py",
           # The Jolt engine under its own asserts: every Jolt task, bad input and

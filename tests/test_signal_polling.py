@@ -169,3 +169,68 @@ SINGLE_WORLD = """
 def test_a_long_single_world_step_is_interrupted_by_a_signal():
     proc = run_python(SINGLE_WORLD, timeout=300)
     assert proc.returncode == 0 and proc.stdout.count("interrupted after") == 4, describe(proc)
+
+
+POOL_OF_SLOW_WORLDS = """
+    import signal
+    import gymnasium, numpy as np
+    from joltgym_marl import WorldPool
+    from joltgym_marl.vector import NativeVectorEnv
+
+    class Alarm(Exception):
+        pass
+
+    def on_alarm(signum, frame):
+        raise Alarm()
+
+    # About two minutes per world-step (a Humanoid on Jolt at its slowest settings).
+    slow = dict(engine="jolt", frame_skip=1000, jolt_substeps=64, jolt_velocity_iterations=255,
+                jolt_position_iterations=255)
+    makers = {{
+        "WorldPool": lambda: WorldPool("humanoid", 2, num_threads={threads}, **slow),
+        "NativeVectorEnv": lambda: NativeVectorEnv("humanoid", 2, num_threads={threads}, **slow),
+        "make_vec": lambda: gymnasium.make_vec("joltgym_marl/Humanoid-v0", num_envs=2, num_threads={threads},
+                                               **slow),
+    }}
+    signal.signal(signal.SIGALRM, on_alarm)
+    for name, make in makers.items():
+        env = make()
+        pool = env if name == "WorldPool" else env.unwrapped.pool
+        (env.reset_all if name == "WorldPool" else env.reset)(seed=0)
+        step = env.step_all if name == "WorldPool" else env.step
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        try:
+            step(np.zeros((2, 17), np.float32))
+        except Alarm:
+            pass
+        else:
+            raise SystemExit(name + ": the step was not interrupted")
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        # The worlds stopped half-way wait for a reset; after it the pool steps again.
+        try:
+            pool.step_all(np.zeros((2, 17), np.float32))
+        except RuntimeError as error:
+            assert "interrupted half-way" in str(error), error
+        else:
+            raise SystemExit(name + ": a world stopped half-way stepped on")
+        env.close()
+        print(name, "interrupted")
+    fast = WorldPool("humanoid", 2, num_threads={threads}, engine="jolt")
+    fast.reset_all(seed=0)
+    fast.step_all(np.zeros((2, 17), np.float32))
+    print("done")
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_pool_of_slow_jolt_worlds_is_interrupted_inside_a_world_step(threads):
+    """A WorldPool, NativeVectorEnv or make_vec of 2+ worlds polled for signals
+    only between worlds: with a Humanoid on Jolt at frame_skip=1000,
+    jolt_substeps=64 and 255 solver iterations a world-step takes about two
+    minutes, deaf to SIGALRM and Ctrl-C. Each world's step now polls inside
+    itself, as a single world's does (on the caller's thread; the workers stop
+    at the caller's word); the worlds stopped half-way wait for their reset.
+    (Unpatched, this runs for over ten minutes: the timeout fails it.)"""
+    proc = run_python(POOL_OF_SLOW_WORLDS.format(threads=threads), timeout=240)
+    assert proc.returncode == 0 and "done" in proc.stdout, describe(proc)
+    assert proc.stdout.count(" interrupted") == 3, describe(proc)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -135,6 +136,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         self.camera_id, self.camera_name = camera_id, camera_name
         self._render_options = (default_camera_config, max_geom, visual_options or {})
         self._mujoco: tuple[Any, Any] | None = None  # (MjModel, MjData) once read
+        self._materialize_lock = threading.Lock()
         self._renderer = None
         self.fullpath = expand_model_path(self._core.kwargs.get("xml_file", _defaults(self.task)["xml_file"]))
         self.frame_skip = self._core.frame_skip
@@ -151,6 +153,12 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
     # -- the live MuJoCo objects ----------------------------------------------------
 
     def _materialize(self) -> tuple[Any, Any]:
+        if self._mujoco is None:
+            with self._materialize_lock:  # two threads' first reads make one pair
+                return self._materialize_once()
+        return self._mujoco
+
+    def _materialize_once(self) -> tuple[Any, Any]:
         if self._mujoco is None:
             from joltgym_marl import rendering
 
@@ -226,16 +234,17 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
         start, the contact forces of the last ``mj_rnePostConstraint``), so a
         ``do_simulation`` after it steps bit for bit as v5's does.
         (``reset()`` starts from MuJoCo's reset data, as v5's.)"""
-        import mujoco
-
-        model, data = self._materialize()
+        data = self._materialize()[1]
         kept = {name: np.copy(getattr(data, name)) for name in _KEPT_BY_RESET_MODEL}
         time = data.time
         self._reset_from_np_random(None)  # MuJoCo's reset data, the noise, mj_forward
         for name, value in kept.items():
             getattr(data, name)[:] = value
         data.time = time
-        mujoco.mj_forward(model, data)  # v5's set_state, with the kept controls and warm start
+        # v5's set_state (mj_forward), with the kept controls and warm start: natively, with the
+        # GIL held (mujoco.mj_forward releases it, and another thread's step on the same data
+        # crashed the process).
+        self._core.set_state(data.qpos.copy(), data.qvel.copy())
         return self._get_obs()
 
     def _reset_from_np_random(self, options):
@@ -273,31 +282,30 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
 
     def _step_mujoco_simulation(self, ctrl, n_frames) -> None:
         """``do_simulation``'s stepping, as v5's (``mj_step`` on ``model``/``data``,
-        then ``mj_rnePostConstraint``), in calls of at most ``_SIMULATION_CHUNK``
-        MuJoCo steps: Python notices a signal between them, so a huge
-        ``n_frames`` (``do_simulation(ctrl, 10**9)``: hours) is interrupted by
-        Ctrl-C or an alarm instead of hanging the interpreter. ``n_frames`` that
-        is not an int (or <= 0) goes to MuJoCo as is, which answers as on v5."""
-        import mujoco
-
-        model, data = self._materialize()
+        then ``mj_rnePostConstraint``), natively on the world's engine and with
+        the GIL held, as ``step`` does: another thread's ``step``, ``reset`` or
+        ``do_simulation`` on this env waits for it instead of stepping the same
+        ``data`` at once (MuJoCo's ``mj_step`` releases the GIL: two threads on
+        one ``data`` crashed the process). It runs in calls of at most
+        ``_SIMULATION_CHUNK`` timesteps, each polling signals as a step does,
+        so a huge ``n_frames`` (``do_simulation(ctrl, 10**9)``: hours) is
+        interrupted by Ctrl-C or an alarm instead of hanging the interpreter.
+        ``n_frames`` that is not an int goes to MuJoCo as is, which answers as
+        on v5; ``n_frames <= 0`` steps nothing, as v5's (``nstep`` below 1 is a
+        no-op there too)."""
+        data = self._materialize()[1]
         self._core.check_model()  # options MuJoCo would crash on (v5's would)
         data.ctrl[:] = ctrl
-        mujoco_engine = self._core.engine == "mujoco"
-        # Another engine steps its own world (data is its mirror, which mj_step would leave
-        # behind) and writes the mirror's contact forces itself; its simulate() answers a bad
-        # n_frames with our words.
-        advance = (lambda n: mujoco.mj_step(model, data, nstep=n)) if mujoco_engine else self._core.simulate
-        if isinstance(n_frames, (int, np.integer)) and not isinstance(n_frames, bool) and n_frames > 0:
-            remaining = int(n_frames)
-            while remaining > 0:
-                chunk = min(remaining, _SIMULATION_CHUNK)
-                advance(chunk)
-                remaining -= chunk
-        else:
-            advance(n_frames)
-        if mujoco_engine:
-            mujoco.mj_rnePostConstraint(model, data)
+        if not isinstance(n_frames, (int, np.integer)):
+            self._core.simulate(n_frames)  # raises TypeError naming n_frames (v5's mj_step does)
+            return
+        remaining = int(n_frames)  # (True is 1, as on v5)
+        if remaining <= 0:
+            self._core.simulate(0)
+        while remaining > 0:
+            chunk = min(remaining, _SIMULATION_CHUNK)
+            self._core.simulate(chunk)
+            remaining -= chunk
 
     def get_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of ``(qpos, qvel)``."""
@@ -325,6 +333,10 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
 
             if not rendering.has_display():
                 raise RuntimeError(rendering.NO_DISPLAY)
+        # What MuJoCo's renderer reads of a model a user may have changed (an index array
+        # pointing outside the model crashed the process), checked before it is read.
+        self._materialize()
+        self._core.check_model()
         return self.mujoco_renderer.render(self.render_mode)
 
     def close(self) -> None:

@@ -47,6 +47,12 @@ class _Core:
             raise ValueError(f"agent_observation should be one of {AGENT_OBSERVATIONS}, got {agent_observation!r}")
         kwargs = dict(kwargs)
         scenario = exact_scenario(scenario)
+        if isinstance(kwargs.get("engine"), str) and kwargs["engine"] == "jolt":
+            # The per-agent plan reads MuJoCo's data (cfrc_ext, qfrc_actuator, ...) after each
+            # MuJoCo step; validated and then stepped on MuJoCo all the same, it was silently exact.
+            raise ValueError(f"MaMuJoCo ({scenario!r}) runs on engine='mujoco' only, got engine='jolt'; "
+                             "expected engine='mujoco' (the default). The single-agent robots run on Jolt: "
+                             "gymnasium.make('joltgym_marl/Ant-v0', engine='jolt')")
         max_steps = kwargs.pop("max_episode_steps", None)
         xml = None
         if scenario.startswith("ManySegment"):
@@ -69,6 +75,10 @@ class _Core:
                                        num_envs=num_envs, num_threads=num_threads,
                                        max_episode_steps=self.max_episode_steps, batch_size=batch_size,
                                        reward=self.recipe.native())
+        # Each world's values (its state() with them) as of its initial state, before any reset,
+        # as Farama's state() answers then (the buffers held zeros).
+        for i in range(self.pool.num_envs):
+            self.pool.set_state(i, *self.pool.get_state(i))
         self.agent_observation = agent_observation
         self.fields = list(self.pool.info_fields)
         self.agents = list(self.f.possible_agents)
@@ -711,7 +721,12 @@ class MaMuJoCoVecEnv(Reconstructible):
     def state(self) -> np.ndarray:
         """[num_envs, state_dim] float64: each world's state()."""
         self._check_open()
-        return self._core.pool.obs[:, 0, self._core.state_slice].copy()
+        pool = self._core.pool
+        if pool.in_flight:
+            # The worker threads are writing those rows (pool.get_state() refuses them too).
+            raise _core.StateError(f"state() called while {pool.in_flight} world(s) are in flight (sent, not "
+                                   "yet received); expected recv() first")
+        return pool.obs[:, 0, self._core.state_slice].copy()
 
     # -- asynchronous stepping --------------------------------------------------------
 

@@ -521,7 +521,7 @@ jg_pool CreatePool(const char* task, int32_t num_envs, const jg_pool_config* con
   for (const auto& [key, value] : kwargs) inputs.emplace_back(value);
   for (std::size_t i = 0; i < kwargs.size(); ++i) given.emplace_back(kwargs[i].first, &inputs[i]);
   joltgym::ThreadConstructionReport().Clear();
-  const joltgym::Params params = joltgym::ConvertParams(info.params, given, owner);
+  const joltgym::Params params = joltgym::ConvertTaskParams(info, given, owner);
   auto made = std::const_pointer_cast<joltgym::Task>(info.factory(params));
   made->SetEpisodeLimit(c.max_episode_steps);
   state->task = made;

@@ -30,6 +30,10 @@ void Task::SetActionBoundsFromCtrlRange(int first_actuator) {
 }
 
 bool Simulate(const mjModel* model, mjData* data, int frame_skip) {
+  if (frame_skip <= 0) {  // v5's do_simulation(ctrl, 0): nothing steps but MuJoCo's last pass
+    if (CurrentEngine() == nullptr) mj_rnePostConstraint(model, data);
+    return true;
+  }
   if (Engine* engine = CurrentEngine()) return engine->Advance(model, data, frame_skip);
   const int before = data->warning[mjWARN_BADQACC].number + data->warning[mjWARN_BADQVEL].number +
                      data->warning[mjWARN_BADQPOS].number;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fork_guard.h"
+#include "simulation_poll.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -323,13 +324,28 @@ struct ThreadPool::Crew {
     }
   }
 
+  // With a poll, an item that runs a long simulation (a world's step of many
+  // timesteps: a Humanoid's on Jolt took minutes) notices the cancellation
+  // inside itself too, as a single world's step does (simulation_poll.h): the
+  // caller polls there, the workers read the flag the caller's poll sets.
+  static bool CallerPoll(void* self) { return static_cast<Crew*>(self)->PollDue(); }
+  static bool WorkerPoll(void* self) {
+    return static_cast<Crew*>(self)->cancelled.load(std::memory_order_relaxed);
+  }
+  SimulationPoll::Fn SimulationPollOf(bool caller) const {
+    if (poll == nullptr) return nullptr;
+    return caller ? &CallerPoll : &WorkerPoll;
+  }
+
   void RunItems(int self) {
+    const SimulationPoll scope(SimulationPollOf(self == 0), this);
     for (int k = 0; k < num_shares; ++k) RunShare(shares[(self + k) % num_shares], self == 0);
   }
 
   // The serial job (no workers): the same polling, on the caller.
   bool RunSerial(int n, Fn job, void* job_context, Poll job_poll, void* job_poll_context) {
     StartPolling(job_poll, job_poll_context);
+    const SimulationPoll scope(SimulationPollOf(true), this);
     for (int i = 0; i < n; ++i) {
       if (PollDue()) return false;
       job(job_context, i);

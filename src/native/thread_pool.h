@@ -62,8 +62,10 @@ class ThreadPool {
   // With an interrupt poll set (SetInterruptPoll), the calling thread calls
   // it between its items and while it waits for the workers, at most every
   // kPollInterval; once it returns true the items not yet started are
-  // skipped (each item either ran whole or not at all) and ParallelFor
-  // returns false. Otherwise it returns true.
+  // skipped and ParallelFor returns false. Otherwise it returns true. Items
+  // run with a SimulationPoll set (simulation_poll.h) on every thread, so a
+  // long simulation inside one stops too (its item learns it through
+  // TakeSimulationInterrupted); other items run whole or not at all.
   bool ParallelFor(int count, Fn fn, void* context);
 
   template <typename Body>

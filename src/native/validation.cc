@@ -87,6 +87,22 @@ long CheckInt(const ParamInput& value, const std::string& what, long minimum, lo
   return value.Int();
 }
 
+Params ConvertTaskParams(const TaskInfo& info,
+                         const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
+                         const std::string& owner) {
+  if (info.engines.size() > 1) return ConvertParams(info.params, kwargs, owner);
+  std::vector<std::pair<std::string, const ParamInput*>> rest;
+  for (const auto& [name, input] : kwargs) {
+    if (name != "engine") {
+      rest.emplace_back(name, input);
+      continue;
+    }
+    if (!input->IsText()) throw BadType("engine should be a str, got " + input->TypeName() + " " + input->Repr());
+    RequireEngine(info, input->Text());
+  }
+  return ConvertParams(info.params, rest, owner);
+}
+
 Params ConvertParams(const std::vector<ParamSpec>& specs,
                      const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
                      const std::string& owner) {

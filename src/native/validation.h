@@ -68,6 +68,14 @@ Params ConvertParams(const std::vector<ParamSpec>& specs,
                      const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
                      const std::string& owner);
 
+// ConvertParams for a task's own parameters, every front end's one door: a
+// task that runs on MuJoCo only has no `engine` parameter, and still takes
+// engine='mujoco' (RequireEngine answers any other engine), as the Python
+// envs do: the C API refused it as an unknown keyword.
+Params ConvertTaskParams(const TaskInfo& info,
+                         const std::vector<std::pair<std::string, const ParamInput*>>& kwargs,
+                         const std::string& owner);
+
 // An integer argument in [minimum, maximum], or BadType / BadValue.
 long CheckInt(const ParamInput& value, const std::string& what, long minimum, long maximum);
 

@@ -42,7 +42,9 @@ class WorldPool {
   //
   // ResetAll and StepAll return false if the interrupt poll (see
   // SetInterruptPoll) stopped them: each world was then either reset (or
-  // stepped) whole or left as it was, its rows of the buffers with it.
+  // stepped) whole or left as it was, its rows of the buffers with it, but
+  // for a world whose step was under way, which stops half-way and waits for
+  // its reset (World::interrupted).
   bool ResetAll(bool reseed, const SeedWords& seed);
   // Resets world `index`; seeds it with `seed` first if `reseed` or if it was
   // never seeded.

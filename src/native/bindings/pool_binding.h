@@ -305,9 +305,7 @@ class __attribute__((visibility("hidden"))) PyWorldPool {
         not_steppable = NotSteppableMessage(*pool_, "step_all()");
         if (not_steppable.empty()) {
           if (!direct) std::copy(staged.begin(), staged.end(), actions_.begin());
-          // A pool of one world polls inside its step too (its one item can
-          // run for seconds); a larger pool polls between worlds.
-          const SimulationPoll poll(pool_->num_envs() == 1 ? &PollSelf : nullptr, this);
+          // (Each world's step polls inside itself too: ThreadPool::ParallelFor.)
           pool_->StepAll(actions_.data());
           pool_->TakeReports(reports);
         }

@@ -2,6 +2,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../model_indices.h"
 #include "../simulation_poll.h"
 #include "../world.h"
 #include "checks.h"
@@ -118,9 +120,11 @@ class PyWorld {
 
   // do_simulation's physics on the world's own engine: `n_frames` timesteps
   // with the controls in the world's data. Returns whether it stayed stable.
+  // n_frames = 0 steps nothing (v5's do_simulation(ctrl, 0) is a no-op but for MuJoCo's
+  // mj_rnePostConstraint, run on that engine as v5 does).
   bool Simulate(py::handle n_frames) {
     RequireUsable("simulate()");
-    const int frames = static_cast<int>(CheckInt(n_frames, "n_frames", 1, kMaxSimulateFrames));
+    const int frames = static_cast<int>(CheckInt(n_frames, "n_frames", 0, kMaxSimulateFrames));
     HeldGilSignals signals(this);
     bool stable = true;
     {
@@ -182,6 +186,13 @@ class PyWorld {
       throw py::value_error("model.opt.jacobian should be 0 (mujoco.mjtJacobian.mjJAC_DENSE), 1 "
                             "(mjJAC_SPARSE) or 2 (mjJAC_AUTO), got " + std::to_string(opt.jacobian));
     }
+    // A timestep of 0 made dt zero: the reward was NaN (0 / 0) with no word of why on MuJoCo,
+    // physics_unstable on another engine; a construction with it is refused (model.cc), so is
+    // the change.
+    if (!(opt.timestep > 0) || !std::isfinite(opt.timestep)) {
+      throw py::value_error("model.opt.timestep should be a positive, finite number of seconds, got " +
+                            py::repr(py::float_(opt.timestep)).cast<std::string>());
+    }
     // An index array pointed outside the model (model.body_parentid[:] = 1000) corrupted the
     // heap at the next step (glibc aborted the process; v5's envs crash the same way). About a
     // microsecond for HalfCheetah, three for Humanoid, on an env whose model a user holds.
@@ -189,6 +200,25 @@ class PyWorld {
       throw py::value_error(std::string("the model was changed where MuJoCo cannot step it: ") + invalid +
                             "; expected each index array (body_parentid, jnt_qposadr, ...) as the env "
                             "made it, or within the model's sizes");
+    }
+    // What MuJoCo's check leaves out, though stepping or rendering indexes with it
+    // (model.geom_type[0] = 2**30 crashed the next step, mat_texid the next render).
+    const std::string bad_index = FirstBadIndex(task_->model());
+    if (!bad_index.empty()) {
+      throw py::value_error("the model was changed where MuJoCo cannot step or render it: " + bad_index +
+                            " (as the env made it, or within the model's sizes)");
+    }
+    if (task_->engine_model()) {
+      const mjData* d = world_->data();
+      for (int i = 0; i < task_->model()->nv; ++i) {
+        if (d->qfrc_applied[i] != 0) {
+          throw py::value_error("data.qfrc_applied[" + std::to_string(i) + "] = " +
+                                py::repr(py::float_(d->qfrc_applied[i])).cast<std::string>() +
+                                ": engine='" + task_->engine_model()->name() +
+                                "' does not apply generalized forces; expected zeros (push a body with "
+                                "data.xfrc_applied, which it applies, or use engine='mujoco')");
+        }
+      }
     }
     // Another engine builds its world from the model once: a change it cannot follow is
     // refused rather than silently ignored.
@@ -198,8 +228,9 @@ class PyWorld {
         throw py::value_error(
             "model." + field + " was changed; engine='" + engine->name() +
             "' builds its bodies, joints and actuators from the model once, so of the model only "
-            "opt.timestep, opt.gravity, the fluid options and the actuators' ctrlrange may change "
-            "on it (engine='mujoco' takes every change): expected model." + field +
+            "opt.timestep, opt.gravity, the actuators' ctrlrange, forcerange and forcelimited, and "
+            "for a robot made in a fluid the fluid options may change on it (engine='mujoco' takes "
+            "every change): expected model." + field +
             " as the env was made (set it back, or make a new env, e.g. from an edited xml_file)");
       }
     }
@@ -427,7 +458,7 @@ void DefineWorlds(py::module_& m) {
       .def("observe", &SingleAgentCore::Observe,
            "The observation of the world's current state, computed afresh.")
       .def("simulate", &SingleAgentCore::Simulate, py::arg("n_frames"),
-           "Advances the physics alone by n_frames (1 to 1000) timesteps with the world's "
+           "Advances the physics alone by n_frames (0 to 1000) timesteps with the world's "
            "current controls, on its engine (do_simulation); returns False if it became unstable.")
       .def("check_model", &SingleAgentCore::CheckAdoptedModel,
            "Raises ValueError if the adopted model's options would crash MuJoCo (an unknown "

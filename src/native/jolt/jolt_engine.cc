@@ -367,6 +367,8 @@ class JoltEngine final : public Engine {
   void RecordMomentaBefore();
   // MuJoCo's inertia-box fluid forces, for the next Jolt update.
   void ApplyFluidForces(const mjModel* m);
+  // data.xfrc_applied: each body's force (at its centre of mass) and torque, in the world frame.
+  void ApplyPerturbations(const mjModel* m, const mjData* d);
   void AccumulateContactImpulses(float h);
   void WriteContactForces(const mjModel* m, mjData* d, double duration);
 
@@ -426,6 +428,7 @@ class JoltModel final : public EngineModel {
   int substeps = 1;  // collision steps per MuJoCo timestep
   std::vector<mjtNum> ref_xpos, ref_xquat;  // body poses at qpos0
   std::vector<unsigned char> built_from;    // the bytes of BuildFields(model) when built
+  mjtNum built_fluid[5] = {};               // opt.density, viscosity, wind when built
 };
 
 // A model array the Jolt world is built from (read once, by JoltModel).
@@ -439,7 +442,7 @@ struct ModelField {
 // and actuators (what Advance reads live, the controls' ranges, the
 // timestep, gravity and the fluid's density, viscosity and wind, is not
 // here: changes to those take effect).
-std::array<ModelField, 31> BuildFields(const mjModel* m) {
+std::array<ModelField, 36> BuildFields(const mjModel* m) {
   const std::size_t b = m->nbody, j = m->njnt, g = m->ngeom, u = m->nu;
   const std::size_t r = sizeof(mjtNum), i = sizeof(int);
   return {{
@@ -462,6 +465,13 @@ std::array<ModelField, 31> BuildFields(const mjModel* m) {
       {"actuator_gainprm", m->actuator_gainprm, mjNGAIN * u * r},
       {"actuator_biasprm", m->actuator_biasprm, mjNBIAS * u * r},
       {"actuator_trnid", m->actuator_trnid, 2 * u * i},
+      // Read by no Jolt body or contact (the guide's table says what is not modelled): a change
+      // to them is refused rather than silently ignored.
+      {"dof_frictionloss", m->dof_frictionloss, m->nv * r},
+      {"geom_condim", m->geom_condim, g * i},
+      {"geom_margin", m->geom_margin, g * r},
+      {"opt.disableflags", &m->opt.disableflags, i},
+      {"opt.enableflags", &m->opt.enableflags, i},
   }};
 }
 
@@ -470,6 +480,15 @@ std::string JoltModel::ChangedField(const mjModel* m) const {
   for (const ModelField& field : BuildFields(m)) {
     if (std::memcmp(built_from.data() + at, field.data, field.bytes) != 0) return field.name;
     at += field.bytes;
+  }
+  // A robot made without a fluid has no fluid plan: the fluid options take effect only on one
+  // made in a fluid (Swimmer).
+  if (fluids.empty()) {
+    if (m->opt.density != built_fluid[0]) return "opt.density";
+    if (m->opt.viscosity != built_fluid[1]) return "opt.viscosity";
+    for (int k = 0; k < 3; ++k) {
+      if (m->opt.wind[k] != built_fluid[2 + k]) return "opt.wind";
+    }
   }
   return "";
 }
@@ -523,6 +542,9 @@ JoltModel::JoltModel(const mjModel* m, const std::string& task, const EngineOpti
     const auto* bytes = static_cast<const unsigned char*>(field.data);
     built_from.insert(built_from.end(), bytes, bytes + field.bytes);
   }
+  built_fluid[0] = m->opt.density;
+  built_fluid[1] = m->opt.viscosity;
+  for (int k = 0; k < 3; ++k) built_fluid[2 + k] = m->opt.wind[k];
   auto refuse = [&](const std::string& why) {
     throw BadValue("engine='jolt' (task '" + task + "'): " + why);
   };
@@ -1068,6 +1090,8 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
   const JPH::Vec3 gravity = V(g);
   if (gravity != system_.GetGravity()) system_.SetGravity(gravity);
   const double h = m->opt.timestep / model_.substeps;
+  bool perturbed = false;
+  for (int i = 6; i < 6 * m->nbody && !perturbed; ++i) perturbed = d->xfrc_applied[i] != 0;
   if (model_.contact_forces) std::fill(contact_impulse_.begin(), contact_impulse_.end(), 0.0);
   std::fill(limit_impulse_.begin(), limit_impulse_.end(), 0.0);
   // On a thread that notices signals (a single world's step), a pending one
@@ -1083,6 +1107,12 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
       if (m->actuator_ctrllimited[a.actuator]) {
         ctrl = std::clamp(ctrl, m->actuator_ctrlrange[2 * a.actuator],
                           m->actuator_ctrlrange[2 * a.actuator + 1]);
+      }
+      // A motor's force is its control (gain 1), clamped to its force range as MuJoCo clamps
+      // actuator_force, then geared; both read live, as the control range is.
+      if (m->actuator_forcelimited[a.actuator]) {
+        ctrl = std::clamp(ctrl, m->actuator_forcerange[2 * a.actuator],
+                          m->actuator_forcerange[2 * a.actuator + 1]);
       }
       if (a.joint_plan >= 0) {  // a generalized force, on that hinge's own coordinate
         joint_forces_[kMaxHinges * a.joint_plan + a.index] += a.gear * ctrl;
@@ -1117,6 +1147,7 @@ bool JoltEngine::Advance(const mjModel* m, mjData* d, int frame_skip) {
     }
     for (std::size_t i = 0; i < joints_.size(); ++i) joints_[i]->SetForces(joint_forces_.data() + kMaxHinges * i);
     if (!model_.fluids.empty()) ApplyFluidForces(m);
+    if (perturbed) ApplyPerturbations(m, d);
     if (model_.contact_forces) RecordMomentaBefore();
     const bool finite = UpdateChecked(system_, static_cast<float>(h), &temp_, &jobs_);
     if (model_.contact_forces) AccumulateContactImpulses(static_cast<float>(h));
@@ -1308,6 +1339,31 @@ void JoltEngine::ApplyFluidForces(const mjModel* m) {
     body->AddForce(V(world_force), JPH::RVec3(V(com)));
     body->AddTorque(V(world_torque));
     AddImpulse(applied_.data() + 6 * f.plan, JPH::RVec3(V(com)), V(world_force), V(world_torque), 1.0);
+  }
+}
+
+void JoltEngine::ApplyPerturbations(const mjModel* m, const mjData* d) {
+  JPH::BodyLockInterfaceNoLock& locks =
+      const_cast<JPH::BodyLockInterfaceNoLock&>(system_.GetBodyLockInterfaceNoLock());
+  for (int b = 1; b < m->nbody; ++b) {
+    const mjtNum* wrench = d->xfrc_applied + 6 * b;
+    if (wrench[0] == 0 && wrench[1] == 0 && wrench[2] == 0 && wrench[3] == 0 && wrench[4] == 0 &&
+        wrench[5] == 0) {
+      continue;
+    }
+    const JPH::BodyID id = body_of_[model_.weld_root[b]];
+    if (id.IsInvalid()) continue;  // welded to the world
+    JPH::Body* body = locks.TryGetBody(id);
+    const JPH::RVec3 origin = body->GetPosition();
+    const JPH::Quat q = body->GetRotation();
+    mjtNum rotation[4] = {q.GetW(), q.GetX(), q.GetY(), q.GetZ()}, local[3], com[3];
+    mju_normalize4(rotation);
+    mju_rotVecQuat(local, m->body_ipos + 3 * b, model_.weld_quat.data() + 4 * b);
+    mju_addTo3(local, model_.weld_pos.data() + 3 * b);
+    mju_rotVecQuat(com, local, rotation);
+    com[0] += origin.GetX(), com[1] += origin.GetY(), com[2] += origin.GetZ();
+    body->AddForce(V(wrench), JPH::RVec3(V(com)));
+    body->AddTorque(V(wrench + 3));
   }
 }
 
