@@ -43,7 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+import gymnasium
 import numpy as np
+from gymnasium import spaces
 
 __all__ = [
     "CATALOGUE",
@@ -404,13 +406,24 @@ class ZooPolicy:
                              f"{x.shape}")
         return np.clip((x - self.obs_mean) / self.obs_std, -5.0, 5.0).astype(np.float32, copy=False)
 
-    def mean_action(self, obs: Any) -> np.ndarray:
-        """The policy's mean action for ``obs`` ``[num_worlds, obs_dim]``;
-        advances an LSTM's state."""
+    def _rows(self, worlds: Any) -> np.ndarray | slice:
+        if worlds is None:
+            return slice(None)
+        idx = np.asarray(worlds)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer) or (
+                idx.size and (idx.min() < 0 or idx.max() >= self.num_worlds)):
+            raise ValueError(f"worlds should be a 1-d array of ints in [0, {self.num_worlds}), got {worlds!r}")
+        return idx
+
+    def mean_action(self, obs: Any, worlds: Any = None) -> np.ndarray:
+        """The policy's mean action for ``obs`` ``[num_worlds, obs_dim]`` (or
+        ``[len(worlds), obs_dim]`` for those worlds only); advances those
+        worlds' LSTM state."""
+        rows = self._rows(worlds)
+        n = self.num_worlds if worlds is None else len(rows)
         x = np.asarray(obs)
-        if x.ndim != 2 or x.shape != (self.num_worlds, self.obs_dim):
-            raise ValueError(f"{self.name}: observations should have shape ({self.num_worlds}, {self.obs_dim}), "
-                             f"got {x.shape}")
+        if x.ndim != 2 or x.shape != (n, self.obs_dim):
+            raise ValueError(f"{self.name}: observations should have shape ({n}, {self.obs_dim}), got {x.shape}")
         z = self.normalize(x)
         if not np.all(np.isfinite(z)):
             raise ValueError(f"{self.name}: observations should be finite")
@@ -419,25 +432,41 @@ class ZooPolicy:
                 z = np.tanh(z @ w + b)
             return (z @ self._head_w + self._head_b).astype(np.float32, copy=False)
         e = np.maximum(z @ self._embed_w + self._embed_b, np.float32(0.0))
-        gates = np.concatenate([e, self.h], axis=1) @ self._kernel + self._bias
+        gates = np.concatenate([e, self.h[rows]], axis=1) @ self._kernel + self._bias
         i, j, f, o = np.split(gates, 4, axis=1)
-        c = self.c * _sigmoid(f + np.float32(1.0)) + _sigmoid(i) * np.tanh(j)
+        c = self.c[rows] * _sigmoid(f + np.float32(1.0)) + _sigmoid(i) * np.tanh(j)
         h = np.tanh(c) * _sigmoid(o)
-        self.c[:] = c
-        self.h[:] = h
+        self.c[rows] = c
+        self.h[rows] = h
         return (h @ self._head_w + self._head_b).astype(np.float32, copy=False)
 
-    def act(self, obs: Any, reset: Any = None) -> np.ndarray:
-        """Actions ``[num_worlds, act_dim]`` for ``obs``; ``reset`` (a boolean
-        mask, e.g. the previous step's dones) zeroes those worlds' LSTM state
-        first."""
+    def act(self, obs: Any, reset: Any = None, *, worlds: Any = None,
+            rng: np.random.Generator | None = None) -> np.ndarray:
+        """Actions for ``obs`` (``[num_worlds, obs_dim]``, or one row per index
+        of ``worlds``); ``reset`` (a boolean mask over all worlds, e.g. the
+        previous step's dones, or indices) zeroes those worlds' LSTM state
+        first. A stochastic policy draws its noise from ``rng`` if given, else
+        from its own generator."""
         if reset is not None:
             self.reset(reset)
-        mean = self.mean_action(obs)
+        mean = self.mean_action(obs, worlds)
         if not self.stochastic:
             return mean
-        noise = self._rng.standard_normal(mean.shape).astype(np.float32)
+        noise = (rng or self._rng).standard_normal(mean.shape).astype(np.float32)
         return (mean + self.std * noise).astype(np.float32, copy=False)
+
+    def resize(self, num_worlds: int) -> None:
+        """Act for ``num_worlds`` worlds from now on; the states of the worlds
+        kept are kept, new worlds start from zero."""
+        if not isinstance(num_worlds, (int, np.integer)) or isinstance(num_worlds, bool) or num_worlds < 1:
+            raise ValueError(f"num_worlds should be a positive int, got {num_worlds!r}")
+        if self.kind == "lstm":
+            c = np.zeros((num_worlds, LSTM_HIDDEN), np.float32)
+            h = np.zeros((num_worlds, LSTM_HIDDEN), np.float32)
+            keep = min(num_worlds, self.num_worlds)
+            c[:keep], h[:keep] = self.c[:keep], self.h[:keep]
+            self.c, self.h = c, h
+        self.num_worlds = int(num_worlds)
 
     def __call__(self, obs: Any) -> np.ndarray:
         return self.act(obs)
@@ -504,3 +533,126 @@ def entries_by_game(entries: Iterable[ZooEntry] = CATALOGUE) -> dict[tuple[str, 
     for e in entries:
         out.setdefault((e.game, e.robot), []).append(e)
     return out
+
+
+# --------------------------------------------------------------------------- you against a zoo policy
+
+
+def entry_for_file(path: str | os.PathLike) -> ZooEntry | None:
+    """The catalogue entry whose archive path ``path`` ends with (None if none does)."""
+    text = Path(path).as_posix()
+    for e in CATALOGUE:
+        if text == e.path or text.endswith("/" + e.path):
+            return e
+    return None
+
+
+class ZooOpponentEnv(gymnasium.Env):
+    """A single-agent Gymnasium env: you play one agent of a game, a zoo
+    policy plays the other (the adversarial-policies setting).
+
+    ``ZooOpponentEnv("kick_and_defend_v0", "agent-zoo/kick-and-defend/defender/agent2_parameters-v1.pkl")``
+    lets you kick against the v1 keeper. ``zoo`` is a zoo file (a path) or a
+    :class:`ZooPolicy`; ``agent`` is the agent you play (default: the one the
+    zoo policy does not: its catalogue entry tells, else the second agent
+    plays the zoo); ``form`` the game's form (``"gym_compete"``: the zoo's
+    observations; ``None``: the game's default form, for your own policy in
+    the zoo's format); other keyword arguments go to the game's
+    ``parallel_env``. The opponent's LSTM state is reset with each episode;
+    ``stochastic`` (default True, how the archive's ``main.py`` plays) draws
+    its noise from the env's ``np_random``, so ``reset(seed=s)`` fixes the
+    episode. ``info`` is your agent's, with the opponent's action under
+    ``"opponent_action"``; ``info["outcome"]`` is the game's result code."""
+
+    metadata = {"render_modes": ["rgb_array"]}
+
+    def __init__(self, game: str, zoo: str | os.PathLike | ZooPolicy, *, agent: str | None = None,
+                 robot: str | None = None, form: str | None = "gym_compete", stochastic: bool = True,
+                 max_cycles: int | None = None, render_mode: str | None = None, **game_kwargs: Any):
+        from joltgym_marl import MULTI_AGENT_ENVS  # here: joltgym_marl's own import needs no zoo
+        from joltgym_marl.registry import resolve
+
+        self._args = dict(game=game, zoo=zoo, agent=agent, robot=robot, form=form, stochastic=stochastic,
+                          max_cycles=max_cycles, render_mode=render_mode, **game_kwargs)
+        module = resolve(game, kind="game").module_name
+        kwargs = dict(game_kwargs)
+        if form is not None:
+            kwargs["form"] = form
+        if robot is not None:
+            kwargs["robot"] = robot
+        if max_cycles is not None:
+            kwargs["max_cycles"] = max_cycles
+        if isinstance(zoo, ZooPolicy):
+            self.opponent_policy, entry = zoo, None
+        else:
+            entry = entry_for_file(zoo)
+            self.opponent_policy = load(zoo, stochastic=stochastic)
+            if entry is not None and "robot" not in kwargs and entry.game == module and entry.robot and \
+                    module in ("sumo_v0", "run_to_goal_v0"):
+                kwargs["robot"] = entry.robot
+        if self.opponent_policy.num_worlds != 1:
+            self.opponent_policy.resize(1)
+        self.stochastic = self.opponent_policy.stochastic
+        self.env = MULTI_AGENT_ENVS[module].parallel_env(render_mode=render_mode, **kwargs)
+        agents = list(self.env.possible_agents)
+        if agent is not None and agent not in agents:
+            raise ValueError(f"agent should be one of {', '.join(map(repr, agents))}, got {agent!r}")
+        if entry is not None and entry.game == module and entry.agent is not None:
+            if agent == entry.agent:
+                raise ValueError(f"{entry.path} plays {entry.agent}; agent should be another of "
+                                 f"{', '.join(map(repr, agents))}, got {agent!r}")
+            opponent = entry.agent
+            agent = agent or next(a for a in agents if a != opponent)
+        else:
+            agent = agent or agents[0]
+            opponent = next(a for a in agents if a != agent)
+        if len(agents) != 2:
+            raise ValueError(f"{module} has {len(agents)} agents; a zoo opponent plays two-agent games")
+        self.agent, self.opponent = agent, opponent
+        seen = self.env.observation_space(opponent).shape[0]
+        if seen != self.opponent_policy.obs_dim or self.env.action_space(opponent).shape[0] != \
+                self.opponent_policy.act_dim:
+            raise ValueError(f"{self.opponent_policy.name} takes {self.opponent_policy.obs_dim} observations and "
+                             f"gives {self.opponent_policy.act_dim} actions; {opponent} of {module} "
+                             f"({kwargs}) sees {seen} and takes "
+                             f"{self.env.action_space(opponent).shape[0]}")
+        obs_space = self.env.observation_space(agent)
+        self.observation_space = spaces.Box(obs_space.low, obs_space.high, dtype=np.float32)
+        act_space = self.env.action_space(agent)
+        self.action_space = spaces.Box(act_space.low, act_space.high, dtype=np.float32)
+        self.render_mode = render_mode
+        self._opp_obs: np.ndarray | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        obs, infos = self.env.reset(seed=seed, options=options)
+        self.opponent_policy.reset()
+        self._opp_obs = obs[self.opponent]
+        return obs[self.agent], dict(infos[self.agent])
+
+    def step(self, action: Any):
+        if self._opp_obs is None:
+            raise RuntimeError("step() called before reset(); expected reset() first")
+        theirs = self.opponent_policy.act(self._opp_obs[None], rng=self.np_random)[0]
+        obs, rewards, terms, truncs, infos = self.env.step({self.agent: action, self.opponent: theirs})
+        self._opp_obs = obs[self.opponent]
+        info = dict(infos[self.agent])
+        info["opponent_action"] = theirs
+        if terms[self.agent] or truncs[self.agent]:
+            self._opp_obs = None
+        return obs[self.agent], rewards[self.agent], terms[self.agent], truncs[self.agent], info
+
+    def render(self):
+        return self.env.render()
+
+    def close(self):
+        self.env.close()
+
+    def __reduce__(self):
+        return (_make_zoo_env, (self._args,))
+
+
+
+def _make_zoo_env(args: dict[str, Any]) -> ZooOpponentEnv:
+    args = dict(args)
+    return ZooOpponentEnv(args.pop("game"), args.pop("zoo"), **args)
