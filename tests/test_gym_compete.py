@@ -212,3 +212,18 @@ def test_kick_and_defend_goal_and_keeper_foul():
 def test_bad_form_arguments_are_refused_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
         sumo_v0.parallel_env(**kwargs)
+
+
+def test_the_committed_scenes_are_what_the_generator_writes(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_scenes", root / "tools" / "make_gym_compete_scenes.py")
+    make_scenes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_scenes)
+    make_scenes.main(["--out", str(tmp_path)])
+    committed = sorted(p.name for p in (root / "assets" / "gym_compete").glob("*.xml"))
+    assert committed == sorted(p.name for p in tmp_path.glob("*.xml"))
+    for name in committed:
+        assert (tmp_path / name).read_text() == (root / "assets" / "gym_compete" / name).read_text(), name
