@@ -632,7 +632,7 @@ class ZooOpponentEnv(gymnasium.Env):
 
     def step(self, action: Any):
         if self._opp_obs is None:
-            raise RuntimeError("step() called before reset(); expected reset() first")
+            raise RuntimeError("step() called before reset() or after the episode ended; expected reset() first")
         theirs = self.opponent_policy.act(self._opp_obs[None], rng=self.np_random)[0]
         obs, rewards, terms, truncs, infos = self.env.step({self.agent: action, self.opponent: theirs})
         self._opp_obs = obs[self.opponent]

@@ -277,3 +277,56 @@ def test_load_entry_checks_the_architecture(tmp_path):
         zoo.load(entry, tmp_path)
     with pytest.raises(ValueError, match="zoo_dir .* is needed to load sumo_ants_v1"):
         zoo.load(entry)
+
+
+# -- you against a zoo policy: a Gymnasium env ------------------------------------------------------
+
+
+def _default_form_policy(game, seed=0, **kwargs):
+    """A zoo-format LSTM sized for the game's default form (the suite's own weights)."""
+    from joltgym_marl import MULTI_AGENT_ENVS
+
+    env = MULTI_AGENT_ENVS[game].parallel_env(**kwargs)
+    agent = env.possible_agents[1]
+    D, A = env.observation_space(agent).shape[0], env.action_space(agent).shape[0]
+    env.close()
+    return zoo.ZooPolicy(zoo.random_params("lstm", D, A, seed=seed, scale=0.1), "lstm", D, A, stochastic=True)
+
+
+def test_zoo_opponent_env_passes_check_env():
+    from gymnasium.utils.env_checker import check_env
+
+    env = zoo.ZooOpponentEnv("sumo_v0", _default_form_policy("sumo_v0"), form=None, max_cycles=50)
+    assert env.agent == "ant_0" and env.opponent == "ant_1"
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_zoo_opponent_env_is_seeded_and_resets_the_lstm():
+    env = zoo.ZooOpponentEnv("sumo_v0", _default_form_policy("sumo_v0"), form=None, max_cycles=30)
+
+    def episode(seed):
+        obs, _ = env.reset(seed=seed)
+        assert not env.opponent_policy.h.any()  # a fresh LSTM state with each episode
+        trace, done = [obs], False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(np.zeros(env.action_space.shape, np.float32))
+            trace.append(info["opponent_action"])
+            done = terminated or truncated
+        return np.concatenate(trace)
+
+    a, b, c = episode(3), episode(3), episode(4)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape != c.shape or not np.array_equal(a, c)
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(np.zeros(env.action_space.shape, np.float32))
+    env.close()
+
+
+def test_zoo_opponent_env_bad_arguments():
+    policy = _default_form_policy("sumo_v0")
+    with pytest.raises(ValueError, match=r"agent should be one of 'ant_0', 'ant_1', got 'ant_7'"):
+        zoo.ZooOpponentEnv("sumo_v0", policy, form=None, agent="ant_7")
+    small = zoo.ZooPolicy(zoo.random_params("mlp", 7, 8), "mlp", 7, 8)
+    with pytest.raises(ValueError, match=r"takes 7 observations and gives 8 actions; ant_1 of sumo_v0"):
+        zoo.ZooOpponentEnv("sumo_v0", small, form=None)
