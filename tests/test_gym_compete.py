@@ -227,3 +227,24 @@ def test_the_committed_scenes_are_what_the_generator_writes(tmp_path):
     assert committed == sorted(p.name for p in tmp_path.glob("*.xml"))
     for name in committed:
         assert (tmp_path / name).read_text() == (root / "assets" / "gym_compete" / name).read_text(), name
+
+
+@pytest.mark.parametrize("module, robot, obs_dim, act_dim", FORMS)
+def test_reset_noise_is_on_every_coordinate_of_the_world(module, robot, obs_dim, act_dim, tmp_path):
+    env = make(module, robot)
+    env.reset(seed=5)
+    path = tmp_path / "world.mjb"
+    path.write_bytes(env.world.model_mjb())
+    model = mujoco.MjModel.from_binary_path(str(path))
+    qpos, qvel = env.world.get_state()
+    moved = np.abs(qpos - model.qpos0)
+    # x, y the game places itself (sumo: both agents; kick-and-defend: agents and ball).
+    placed = set()
+    if module in (sumo_v0, kick_and_defend_v0):
+        roots = [model.jnt_qposadr[j] for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+        placed = {i for r in roots for i in (r, r + 1)} | ({2} if module is kick_and_defend_v0 else set())
+    free = [i for i in range(model.nq) if i not in placed]
+    assert np.all(moved[free] <= 0.1) and np.all(moved[free] > 0)
+    quat = qpos[model.jnt_qposadr[[j for j in range(model.njnt) if model.jnt_type[j] == 0][0]] + 3:][:4]
+    assert abs(np.linalg.norm(quat) - 1) > 1e-6  # left unnormalised, as gym-compete does
+    assert np.all(qvel != 0) and np.abs(qvel).max() < 1.0
