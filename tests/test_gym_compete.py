@@ -248,3 +248,24 @@ def test_reset_noise_is_on_every_coordinate_of_the_world(module, robot, obs_dim,
     quat = qpos[model.jnt_qposadr[[j for j in range(model.njnt) if model.jnt_type[j] == 0][0]] + 3:][:4]
     assert abs(np.linalg.norm(quat) - 1) > 1e-6  # left unnormalised, as gym-compete does
     assert np.all(qvel != 0) and np.abs(qvel).max() < 1.0
+
+
+def test_the_time_limit_settles_the_result_and_ends_the_episode():
+    env = make(you_shall_not_pass_v0, None, max_cycles=None)  # no truncation: the game's own 500 steps
+    env.reset(seed=0)
+    zeros = {a: np.zeros(17, np.float32) for a in env.agents}
+    for t in range(500):
+        qpos, qvel = env.world.get_state()
+        qpos[2] = 1.4  # the walker kept up (it would fall with zero torques)
+        env.world.set_state(qpos, qvel)
+        _, _, terms, truncs, infos = env.step(zeros)
+        if any(terms.values()):
+            break
+    assert t == 499 and not any(truncs.values())
+    assert (infos["walker_0"]["outcome"], infos["blocker_0"]["outcome"]) == ("loss", "win")
+    env = make(sumo_v0, "ant", max_cycles=3)
+    obs, _ = env.reset(seed=0)
+    assert obs["ant_0"][-1] == 3  # the steps left, a raw count
+    for t in range(3):
+        obs, _, terms, truncs, infos = env.step({a: np.zeros(8, np.float32) for a in env.agents})
+    assert obs["ant_0"][-1] == 0 and all(truncs.values()) and infos["ant_0"]["outcome"] == "draw"

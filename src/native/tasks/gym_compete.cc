@@ -242,6 +242,8 @@ class GymCompeteGame final : public Task {
         ended = KickAndDefend(d, scratch, move, outcome, goal, timeout);
         break;
     }
+    // Without the owner's truncation (max_cycles=None) the game's own 500 steps end it.
+    if (timeout && episode_limit() == 0) ended = true;
     const int width = info_layout().width();
     for (int k = 0; k < n; ++k) {
       out.reward[k] = goal[k] + move[k].reward;
