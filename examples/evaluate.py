@@ -18,11 +18,16 @@ velocity and the episode length. A policy trained on MuJoCo evaluated on Jolt (a
 sim-to-sim transfer: docs/guides/jolt.md.
 
 In a game, each player is a checkpoint saved by selfplay.py (or selfplay_sumo.py),
-``still`` (zero actions), ``random`` (uniform random actions) or ``scripted``
-(the game's scripted baseline, examples/scripted.py). The first plays the
+``still`` (zero actions), ``random`` (uniform random actions), ``scripted``
+(the game's scripted baseline, examples/scripted.py) or a file of Bansal et
+al.'s agent zoo (``agent-zoo/...pkl`` of openai/multiagent-competition, which
+you download yourself; docs/guides/zoo.md): a zoo file names its game and
+robot, and the game is then played in its ``form=gym_compete``; zoo policies
+sample their actions as the archive's main.py does (--zoo-actions mean: the
+mean action). The first plays the
 game's first agent (``ant_0``), the second every other agent; in an
 asymmetric game each player must fit its seat's role (a walker checkpoint
-first, a blocker second). The game is the first checkpoint's, else --game.
+first, a blocker second). The game is the first checkpoint's (or zoo file's), else --game.
 Bouts run with deterministic policies and no reward shaping, batched on
 native worlds; the table gives each player's wins, draws and losses with a
 95% Wilson confidence interval of its win rate. --engine runs the game on that
@@ -40,9 +45,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("first", help="checkpoint path, 'still', 'random' or 'scripted'")
+    parser.add_argument("first", help="checkpoint path, zoo file, 'still', 'random' or 'scripted'")
     parser.add_argument("second", nargs="?", default=None,
-                        help="a game's second player: checkpoint path, 'still', 'random' (default) or 'scripted'")
+                        help="a game's second player: checkpoint path, zoo file, 'still', 'random' (default) or "
+                             "'scripted'")
+    parser.add_argument("--zoo-actions", choices=("sample", "mean"), default="sample",
+                        help="zoo policies sample their actions (as the archive's main.py) or play their mean")
     parser.add_argument("--engine", nargs="+", choices=("mujoco", "jolt"), default=None,
                         help="the physics engine(s) to evaluate on (several: one table row each, single-agent "
                              "policies only; default: the policy's training engine, else mujoco)")
@@ -69,15 +77,24 @@ def main() -> None:
         parser.error(f"a game runs on one --engine at a time, got {' '.join(args.engine)}")
     args.second = "random" if args.second is None else args.second
     # Imported after parsing: --help and bad arguments answer before torch is imported (seconds).
-    from selfplay_common import (describe_game, find_spec, load_checkpoint_player, make_player, parse_game_args,
-                                 play_bouts, wilson_interval)
+    from selfplay_common import (describe_game, find_spec, is_zoo_file, load_checkpoint_player, make_player,
+                                 parse_game_args, play_bouts, wilson_interval)
+
+    from joltgym_marl import zoo
 
     try:
         recorded = None
         for spec in (args.first, args.second):
-            if spec not in ("still", "random", "scripted") and Path(spec).is_file():
-                recorded = load_checkpoint_player(spec)[1]
-                break
+            if spec in ("still", "random", "scripted") or not Path(spec).is_file():
+                continue
+            if is_zoo_file(spec):
+                entry = zoo.entry_for_file(spec)
+                if entry is not None:
+                    recorded = {"game": entry.game, "game_kwargs": entry.game_kwargs()}
+                    break
+                continue
+            recorded = load_checkpoint_player(spec)[1]
+            break
         game_name = args.game or (recorded["game"] if recorded else "sumo_v0")
         kwargs = dict(recorded["game_kwargs"]) if recorded and find_spec(recorded["game"]) == find_spec(game_name) else {}
         kwargs.update(parse_game_args(find_spec(game_name), args.game_arg))
@@ -85,8 +102,9 @@ def main() -> None:
             kwargs["engine"] = args.engine[0]
         robot = args.robot
         game = describe_game(game_name, robot, kwargs)
-        first = make_player(args.first, game, 0)
-        others = [make_player(args.second, game, k) for k in range(1, len(game.agents))]
+        stochastic = args.zoo_actions == "sample"
+        first = make_player(args.first, game, 0, stochastic)
+        others = [make_player(args.second, game, k, stochastic) for k in range(1, len(game.agents))]
     except ValueError as e:
         parser.error(str(e))
     counts = play_bouts(game, [first, *others], args.episodes, worlds=args.worlds, seed=args.seed,

@@ -19,7 +19,11 @@ one rollout, by an opponent of that seat's role: a still robot (zero
 actions) with probability --still-share, else a frozen snapshot of that
 role's learner drawn uniformly from the most recent fraction --delta of its
 history (Bansal et al. 2018; with --p-latest > 0 the latest snapshot is
-picked with that probability first). A snapshot joins the history every
+picked with that probability first). --zoo-opponent ZOO_FILE adds a policy of
+Bansal et al.'s agent zoo (joltgym_marl.zoo; the game is then played in its
+form=gym_compete): a seat it can play faces it with probability --zoo-share
+(after the still robot's draw), and every evaluation plays it too
+(``vs zoo``); --zoo-share 1 --still-share 0 trains against it alone. A snapshot joins the history every
 --snapshot-every iterations; snapshots play their mean action
 (--opponent-actions).
 
@@ -66,7 +70,7 @@ import torch  # noqa: E402
 
 from selfplay_common import (AUTORESET, BASELINES, DRAW, LOSS, SHAPING_OPTION, WIN, ActorCritic,  # noqa: E402
                              EloTable, Game, Outcomes, Player, PolicyPlayer, RandomPlayer, RunningNorm,
-                             ScriptedPlayer, StillPlayer, describe_game, play_bouts,
+                             ScriptedPlayer, StillPlayer, describe_game, make_zoo_player, play_bouts,
                              sample_recent, save_checkpoint, step_players)
 
 
@@ -133,6 +137,19 @@ class Trainer:
             learner.history.append(learner.snapshot())
             self.learners[role] = learner
         self.frozen_cache: dict[tuple[str, int], PolicyPlayer] = {}
+        # The zoo opponent: one player per seat it can play (an LSTM keeps a state per world).
+        self.zoo_players: dict[int, Player] = {}
+        self.zoo_worlds: dict[int, np.ndarray] = {}
+        if args.zoo_opponent is not None:
+            stochastic = args.zoo_actions == "sample"
+            errors = []
+            for seat in range(len(game.agents)):
+                try:
+                    self.zoo_players[seat] = make_zoo_player(args.zoo_opponent, game, seat, stochastic)
+                except ValueError as e:
+                    errors.append(str(e))
+            if not self.zoo_players:
+                raise ValueError(errors[0])
         self.elo = EloTable(k=args.elo_k)
         self.prefix = (lambda role: "") if game.symmetric else (lambda role: f"{role}_")
         self.curve: list[dict] = []
@@ -158,6 +175,8 @@ class Trainer:
         role = game.roles[seat]
         if self.rng.random() < args.still_share:
             return StillPlayer(game.act_dims[seat])
+        if seat in self.zoo_players and self.rng.random() < args.zoo_share:
+            return self.zoo_players[seat]
         history = self.learners[role].history
         if args.p_latest > 0 and len(history) > 1:
             if self.rng.random() < args.p_latest:
@@ -174,12 +193,26 @@ class Trainer:
             for seat in range(len(self.game.agents)):
                 if seat != learner_seat:
                     seat_players.append((worlds, seat, self.draw_opponent(seat)))
+        # A zoo LSTM's state follows its worlds' episodes; worlds it takes over mid-episode start afresh.
+        for seat, player in self.zoo_players.items():
+            mine = [w for w_, s, p in seat_players if p is player and s == seat for w in w_]
+            mine = np.array(sorted(mine), dtype=np.int64)
+            fresh = np.setdiff1d(mine, self.zoo_worlds.get(seat, np.zeros(0, np.int64)))
+            if len(fresh):
+                player.episodes_ended(fresh)
+            self.zoo_worlds[seat] = mine
         return seat_players
 
     # -- evaluation and Elo ---------------------------------------------------------------------
 
+    def baselines(self) -> list[str]:
+        """The opponents every evaluation plays: still, random, scripted (where the game has one), zoo."""
+        return [b for b in BASELINES if b != "scripted" or self.scripted] + (["zoo"] if self.zoo_players else [])
+
     def baseline(self, kind: str, seat: int) -> Player:
         game = self.game
+        if kind == "zoo":
+            return make_zoo_player(self.args.zoo_opponent, game, seat, self.args.zoo_actions == "sample")
         if kind == "still":
             return StillPlayer(game.act_dims[seat])
         if kind == "random":
@@ -195,9 +228,10 @@ class Trainer:
     def evaluate(self, steps: int) -> dict:
         args, game = self.args, self.game
         point: dict = {"steps": steps}
-        baselines = [b for b in BASELINES if b != "scripted" or self.scripted]
         for role, learner in self.learners.items():
             seat = game.role_seat(role)
+            baselines = [b for b in self.baselines()
+                         if b != "zoo" or all(k in self.zoo_players for k in range(len(game.agents)) if k != seat)]
             name = f"{self.prefix(role)}" + ("untrained" if steps == 0 else f"step_{steps:09d}")
             player = learner.frozen(args.hidden, name)
             for i, kind in enumerate(baselines):
@@ -283,7 +317,7 @@ class Trainer:
         log_file = (self.out / "log.csv").open("w", newline="")
         log = csv.writer(log_file)
         roles = list(self.learners)
-        baselines = [b for b in BASELINES if b != "scripted" or self.scripted]
+        baselines = self.baselines()
         log.writerow(["iteration", "steps", "steps_per_s", "shaping_weight"]
                      + [f"{r}_train_{x}" for r in roles for x in ("win", "draw", "loss")]
                      + [f"{r}_{b}_{x}" for r in roles for b in baselines for x in ("win", "draw", "loss")]
@@ -322,6 +356,9 @@ class Trainer:
                 pool.step_all(actions)
                 ended = pool.reset_kind == AUTORESET
                 ended_worlds = np.flatnonzero(ended)
+                if len(ended_worlds):
+                    for player in self.zoo_players.values():
+                        player.episodes_ended(ended_worlds)
                 codes = outcomes(ended_worlds) if len(ended_worlds) else None
                 for role, learner in self.learners.items():
                     b = buffers[role]
@@ -353,7 +390,8 @@ class Trainer:
                 t0 = time.perf_counter()
                 point = self.evaluate(steps)
                 eval_time += time.perf_counter() - t0
-                row += [point[f"{r}/{b}"][k] / args.eval_episodes for r in roles for b in baselines for k in range(3)]
+                row += [point[f"{r}/{b}"][k] / args.eval_episodes if f"{r}/{b}" in point else ""
+                        for r in roles for b in baselines for k in range(3)]
                 row += [round(point[f"{r}/elo"], 1) for r in roles]
                 self.print_eval(it, steps, rate, point)
                 # the curve so far, so a long run can be watched (and a stopped one still has one)
@@ -422,7 +460,7 @@ class Trainer:
         for role in self.learners:
             label = "" if self.game.symmetric else f"[{role}] "
             scores = "  ".join(f"vs {b} W/D/L {'/'.join(str(c) for c in point[f'{role}/{b}'])}"
-                               for b in BASELINES if f"{role}/{b}" in point)
+                               for b in (*BASELINES, "zoo") if f"{role}/{b}" in point)
             parts.append(f"{label}{scores}  Elo {point[f'{role}/elo']:.0f}")
         head = "untrained learner" if steps == 0 else f"eval iter {it:4d}  steps {steps:>10,}  {rate:,.0f} steps/s"
         print(f"{head}  " + "  ".join(parts), flush=True)
@@ -437,10 +475,12 @@ def plot_curve(curve: list[dict], roles: list[str], baselines: list[str], learne
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     steps = [p["steps"] for p in curve]
-    markers = {"still": "s", "random": "o", "scripted": "^"}
+    markers = {"still": "s", "random": "o", "scripted": "^", "zoo": "D"}
     for role in roles:
         label = "" if game.symmetric else f"{role} "
         for b in baselines:
+            if any(f"{role}/{b}" not in p for p in curve):
+                continue  # the zoo opponent plays only some roles
             wins = [100 * p[f"{role}/{b}"][0] / max(1, sum(p[f"{role}/{b}"])) for p in curve]
             top.plot(steps, wins, marker=markers[b], label=f"{label}vs {b}")
         bottom.plot([s for _, s, _ in learners[role].checkpoints],

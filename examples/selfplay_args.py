@@ -96,6 +96,15 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--opponent-actions", choices=("mean", "sample"), default="mean",
                    help="frozen opponents play their mean action or sample from their policy")
     p.add_argument("--still-share", type=float, default=0.25, help="probability that a seat faces a still robot")
+    p.add_argument("--zoo-opponent", default=None, metavar="ZOO_FILE",
+                   help="a file of Bansal et al.'s agent zoo (agent-zoo/... of openai/multiagent-competition) as an "
+                        "opponent: the game is played in its form=gym_compete, the zoo policy joins the pool and "
+                        "the evaluations")
+    p.add_argument("--zoo-share", type=float, default=0.5,
+                   help="probability that a seat the zoo policy can play faces it (with --zoo-opponent; 1 with "
+                        "--still-share 0: a fixed opponent)")
+    p.add_argument("--zoo-actions", choices=("sample", "mean"), default="sample",
+                   help="the zoo policy samples its actions (as the archive's main.py) or plays its mean")
     p.add_argument("--per-seat", action="store_true",
                    help="one learner per seat (agent_0, agent_1) in a symmetric game, each facing the other's "
                         "snapshots, instead of one learner playing every seat")
@@ -123,7 +132,8 @@ def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | 
     if args.quick:  # smaller defaults; options given explicitly still win
         parser.set_defaults(**QUICK)
         args = parser.parse_args(argv)
-    for name, low, high in (("delta", 0, 1), ("p_latest", 0, 1), ("still_share", 0, 1), ("anneal", 0, 1)):
+    for name, low, high in (("delta", 0, 1), ("p_latest", 0, 1), ("still_share", 0, 1), ("anneal", 0, 1),
+                            ("zoo_share", 0, 1)):
         value = getattr(args, name)
         if not low <= value <= high:
             parser.error(f"--{name.replace('_', '-')} should be in [{low}, {high}], got {value}")
@@ -136,6 +146,19 @@ def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | 
         overrides = parse_game_args(spec, args.game_arg)
     except ValueError as e:
         parser.error(str(e))
+    if args.zoo_opponent is not None:
+        from joltgym_marl import zoo
+
+        if not Path(args.zoo_opponent).is_file():
+            parser.error(f"--zoo-opponent should be a zoo file (agent-zoo/... of openai/multiagent-competition), "
+                         f"got {args.zoo_opponent!r}: no such file")
+        entry = zoo.entry_for_file(args.zoo_opponent)
+        if entry is not None and find_spec(entry.game) != spec:
+            parser.error(f"--zoo-opponent {args.zoo_opponent} plays {entry.game}, not {spec.env_id}")
+        if entry is not None and args.robot is None and "robot" in spec.defaults():
+            args.robot = entry.robot
+        if "form" in spec.defaults():
+            overrides.setdefault("form", "gym_compete")
     if "ctrl_cost_weight" in spec.defaults():
         overrides.setdefault("ctrl_cost_weight", args.ctrl_cost)
     args.game_kwargs = overrides

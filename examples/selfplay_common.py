@@ -8,7 +8,9 @@ the policy, players, batched bouts, Elo ratings and the opponent sampler.
   ``ant_1`` share the role ``ant`` (a symmetric game, one learner), a game
   with agents ``walker`` and ``blocker`` has two roles (one learner each).
 * A player acts for one role: a frozen policy (a checkpoint), ``still`` (zero
-  actions), ``random`` (uniform actions) or ``scripted`` (examples/scripted.py).
+  actions), ``random`` (uniform actions), ``scripted`` (examples/scripted.py)
+  or a policy of Bansal et al.'s agent zoo (a zoo file, ``joltgym_marl.zoo``;
+  it plays the game's ``form="gym_compete"``).
 * ``play_bouts`` plays players against each other on batched native worlds
   (no reward shaping) and counts every agent's wins, draws and losses.
 * ``expected_score``/``elo_update``/``EloTable``: Elo ratings; ``sample_recent``:
@@ -226,10 +228,18 @@ class ActorCritic(nn.Module):
 
 
 class Player:
-    """Something that acts for one role: ``act(obs [n, obs_dim]) -> actions [n, act_dim]``."""
+    """Something that acts for one role: ``act(obs [n, obs_dim]) -> actions [n, act_dim]``.
+
+    A ``stateful`` player (a recurrent policy) keeps a state per world: it is
+    given the worlds its rows belong to (``act(..., worlds=)``) and told which
+    worlds started a new episode (``episodes_ended``)."""
 
     name: str = "player"
     role: str | None = None  # the role it was trained for (None: any)
+    stateful: bool = False
+
+    def episodes_ended(self, worlds: np.ndarray | None = None) -> None:
+        """Forget the state of ``worlds`` (every world when None)."""
 
     def act(self, obs: np.ndarray, rng: np.random.Generator, deterministic: bool = True) -> np.ndarray:
         raise NotImplementedError
@@ -288,6 +298,66 @@ class ScriptedPlayer(Player):
         return actions
 
 
+class ZooPlayer(Player):
+    """A policy of Bansal et al.'s agent zoo (a file of the archive's ``agent-zoo/``,
+    ``joltgym_marl.zoo``), for the game's ``form="gym_compete"``. It samples its
+    actions as the archive's ``main.py`` does (``stochastic``, with the bouts'
+    random generator) or plays their mean; an LSTM policy keeps its state per world."""
+
+    stateful = True
+
+    def __init__(self, path: str, stochastic: bool = True):
+        from joltgym_marl import zoo
+
+        self.entry = zoo.entry_for_file(path)
+        self.policy = zoo.load(path, stochastic=stochastic)
+        self.name = f"zoo:{self.entry.name if self.entry else Path(path).name}"
+        self.role = None
+        self.path = str(path)
+
+    def act(self, obs, rng, deterministic=True, worlds=None):
+        if worlds is None:
+            worlds = np.arange(len(obs))
+        worlds = np.asarray(worlds)
+        if len(worlds) and worlds.max() >= self.policy.num_worlds:
+            self.policy.resize(int(worlds.max()) + 1)
+        return self.policy.act(obs, worlds=worlds, rng=rng)
+
+    def episodes_ended(self, worlds=None):
+        if worlds is None:
+            self.policy.reset()
+        else:
+            worlds = np.asarray(worlds)
+            self.policy.reset(worlds[worlds < self.policy.num_worlds])
+
+
+def is_zoo_file(spec: str) -> bool:
+    """Whether ``spec`` names a file of the agent zoo (its archive name, or any ``*pkl`` file)."""
+    from joltgym_marl import zoo
+
+    return Path(spec).is_file() and (zoo.entry_for_file(spec) is not None or spec.endswith("pkl"))
+
+
+def make_zoo_player(spec: str, game: Game, seat: int, stochastic: bool = True) -> ZooPlayer:
+    """A zoo file's player for ``game``'s agent ``seat``, checked against the catalogue and the game's sizes."""
+    from joltgym_marl import zoo
+
+    try:
+        player = ZooPlayer(spec, stochastic)
+    except (zoo.ZooFormatError, FileNotFoundError) as e:
+        raise ValueError(str(e)) from None
+    entry = player.entry
+    if entry is not None and entry.agent is not None and entry.agent != game.agents[seat]:
+        raise ValueError(f"zoo file {spec} plays {entry.agent} of {entry.game}; it cannot play "
+                         f"{game.agents[seat]}")
+    if player.policy.obs_dim != game.obs_dims[seat] or player.policy.act_dim != game.act_dims[seat]:
+        hint = "" if game.kwargs.get("form") == "gym_compete" else " (the zoo plays the game's form=gym_compete)"
+        raise ValueError(f"zoo file {spec} has observation/action sizes {player.policy.obs_dim}/"
+                         f"{player.policy.act_dim}; agent {game.agents[seat]} of {game.name} has "
+                         f"{game.obs_dims[seat]}/{game.act_dims[seat]}{hint}")
+    return player
+
+
 def save_checkpoint(path: Path, policy: ActorCritic, norm: RunningNorm, game: Game, role: str, config: dict,
                     steps: int) -> None:
     torch.save({"policy": policy.state_dict(), "norm": norm.state(), "game": game.name,
@@ -315,8 +385,9 @@ def load_checkpoint_player(path: str) -> tuple[PolicyPlayer, dict]:
     return PolicyPlayer(policy, RunningNorm.from_state(data["norm"]), str(path), data.get("role")), data
 
 
-def make_player(spec: str, game: Game, seat: int) -> Player:
-    """``still``, ``random``, ``scripted`` or a checkpoint path, to play ``game``'s agent ``seat``."""
+def make_player(spec: str, game: Game, seat: int, stochastic: bool = True) -> Player:
+    """``still``, ``random``, ``scripted``, a checkpoint path or a zoo file (sampling
+    its actions if ``stochastic``), to play ``game``'s agent ``seat``."""
     role = game.roles[seat]
     if spec == "still":
         return StillPlayer(game.act_dims[seat])
@@ -325,7 +396,9 @@ def make_player(spec: str, game: Game, seat: int) -> Player:
     if spec == "scripted":
         return ScriptedPlayer(game, seat)
     if not Path(spec).is_file():
-        raise ValueError(f"player {spec!r} should be 'still', 'random', 'scripted' or a checkpoint file")
+        raise ValueError(f"player {spec!r} should be 'still', 'random', 'scripted', a checkpoint file or a zoo file")
+    if is_zoo_file(spec):
+        return make_zoo_player(spec, game, seat, stochastic)
     player, data = load_checkpoint_player(spec)
     if find_spec(data["game"]).env_id != game.name:
         raise ValueError(f"checkpoint {spec} plays {data['game']}, not {game.name}")
@@ -353,8 +426,12 @@ def step_players(game: Game, pool, seat_players: list[tuple[np.ndarray, int, Pla
     """Fill ``actions[worlds, seat]`` of each ``(worlds, seat, player)`` from the pool's observations."""
     obs = pool.obs
     for worlds, seat, player in seat_players:
-        actions[worlds, seat, :game.act_dims[seat]] = player.act(obs[worlds, seat, :game.obs_dims[seat]], rng,
-                                                                  deterministic)
+        rows = obs[worlds, seat, :game.obs_dims[seat]]
+        if player.stateful:
+            act = player.act(rows, rng, deterministic, worlds=worlds)
+        else:
+            act = player.act(rows, rng, deterministic)
+        actions[worlds, seat, :game.act_dims[seat]] = act
 
 
 def play_bouts(game: Game, players: list[Player], episodes: int, *, worlds: int = 64, seed: int = 0,
@@ -374,6 +451,11 @@ def play_bouts(game: Game, players: list[Player], episodes: int, *, worlds: int 
         outcomes = Outcomes(pool)
         every = np.arange(worlds)
         seat_players = [(every, k, p) for k, p in enumerate(players)]
+        stateful = [p for p in players if p.stateful]
+        if len({id(p) for p in stateful}) != len(stateful):
+            raise ValueError("a stateful player (a zoo LSTM) keeps one state per world: give each seat its own")
+        for p in stateful:
+            p.episodes_ended()
         actions = np.zeros((worlds, pool.num_agents, pool.act_dim), np.float32)
         started, finished = worlds, 0
         counting = np.ones(worlds, dtype=bool)
@@ -383,6 +465,8 @@ def play_bouts(game: Game, players: list[Player], episodes: int, *, worlds: int 
             pool.step_all(actions)
             ended = np.flatnonzero(pool.reset_kind == AUTORESET)
             if len(ended):
+                for p in stateful:
+                    p.episodes_ended(ended)
                 results = outcomes(ended)
                 for i, w in enumerate(ended):
                     if counting[w]:

@@ -1,7 +1,8 @@
 """The game configurations the PettingZoo-facing tests run over: every
 registered game's default configuration, the same on Jolt where the game runs
 on it, and the extra configurations below (cheetah_race from 1 to 8 agents,
-the humanoid robots of sumo and run_to_goal). A new game is covered by being
+the humanoid robots of sumo and run_to_goal, the gym-compete form of
+every competition game). A new game is covered by being
 registered natively."""
 
 from __future__ import annotations
@@ -18,8 +19,13 @@ EXTRA_VARIANTS = {
         "4": dict(num_agents=4),
         "8": dict(num_agents=8),
     },
-    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None)},
-    "run_to_goal_v0": {"humanoid": dict(robot="humanoid")},
+    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None),
+                "gym_compete": dict(form="gym_compete"),
+                "gym_compete-humanoid": dict(form="gym_compete", robot="humanoid")},
+    "run_to_goal_v0": {"humanoid": dict(robot="humanoid"), "gym_compete": dict(form="gym_compete"),
+                       "gym_compete-humanoid": dict(form="gym_compete", robot="humanoid")},
+    "you_shall_not_pass_v0": {"gym_compete": dict(form="gym_compete")},
+    "kick_and_defend_v0": {"gym_compete": dict(form="gym_compete")},
 }
 
 

@@ -299,7 +299,7 @@ def test_evaluate_refuses_bad_players(tmp_path):
 
     env = dict(os.environ, PYTHONPATH=str(Path(joltgym_marl.__file__).resolve().parents[1]))
     (tmp_path / "notes.txt").write_text("not a checkpoint")
-    for args, message in [(["walking"], "player 'walking' should be 'still', 'random', 'scripted' or a checkpoint"),
+    for args, message in [(["walking"], "player 'walking' should be 'still', 'random', 'scripted', a checkpoint file or a zoo file"),
                           (["notes.txt"], "notes.txt is not a self-play checkpoint"),
                           (["still", "--game-arg", "ring_radius=-1"], "ring_radius")]:
         proc = subprocess.run([sys.executable, str(EXAMPLES / "evaluate.py"), *args], cwd=tmp_path,

@@ -5,6 +5,7 @@
 #include "../compose.h"
 #include "../outcome.h"
 #include "competitors.h"
+#include "gym_compete.h"
 
 namespace joltgym {
 namespace {
@@ -276,9 +277,21 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(RunsOnJolt(Game<KickAndDefend>("kick_and_defend", "KickAndDefend",
-                                                                    "humanoid", Spec(), kDoc,
-                                                                    /*max_cycles=*/500)));
+// gym-compete's kick-and-defend-v0.
+GymCompeteForm GymCompeteKickAndDefend(const Params&) {
+  GymCompeteForm form;
+  form.rules = GymCompeteRules::kKickAndDefend;
+  form.scene = "gym_compete/kick_and_defend.xml";
+  form.agent_prefix = "humanoid";
+  form.agent_names = {"kicker_0", "keeper_0"};
+  form.roles = {GymCompeteRole::kKicker, GymCompeteRole::kKeeper};
+  return form;
+}
+
+const TaskRegistration kRegistration(RunsOnJolt(WithGymCompeteForm(
+    Game<KickAndDefend>("kick_and_defend", "KickAndDefend", "humanoid", Spec(), kDoc,
+                        /*max_cycles=*/500),
+    GymCompeteKickAndDefend)));
 
 }  // namespace
 }  // namespace joltgym

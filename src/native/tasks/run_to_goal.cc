@@ -5,6 +5,7 @@
 #include "../compose.h"
 #include "../outcome.h"
 #include "competitors.h"
+#include "gym_compete.h"
 
 namespace joltgym {
 namespace {
@@ -231,9 +232,26 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(RunsOnJolt(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent",
-                                                                Spec(), kDoc, /*max_cycles=*/500),
-                                                     kAntJoltOptions));
+// gym-compete's run-to-goal-ants-v0 / run-to-goal-humans-v0.
+GymCompeteForm GymCompeteRunToGoal(const Params& p) {
+  GymCompeteForm form;
+  form.rules = GymCompeteRules::kRunToGoal;
+  form.agent_prefix = "agent";
+  if (RulesFor(p.String("robot"), "run_to_goal").humanoid) {
+    form.scene = "gym_compete/run_to_goal_humans.xml";
+    form.roles = {GymCompeteRole::kWalker, GymCompeteRole::kWalker};
+  } else {
+    form.scene = "gym_compete/run_to_goal_ants.xml";
+    form.roles = {GymCompeteRole::kAnt, GymCompeteRole::kAnt};
+  }
+  return form;
+}
+
+const TaskRegistration kRegistration(
+    RunsOnJolt(WithGymCompeteForm(Game<RunToGoal>("run_to_goal", "RunToGoal", "agent", Spec(), kDoc,
+                                                  /*max_cycles=*/500),
+                                  GymCompeteRunToGoal, {"robot"}),
+               kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

@@ -10,6 +10,7 @@
 #include "../compose.h"
 #include "../outcome.h"
 #include "competitors.h"
+#include "gym_compete.h"
 #include "locomotion.h"
 
 namespace joltgym {
@@ -491,8 +492,30 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
+// gym-compete's sumo-ants-v0 / sumo-humans-v0.
+GymCompeteForm GymCompeteSumo(const Params& p) {
+  GymCompeteForm form;
+  form.rules = GymCompeteRules::kSumo;
+  if (RulesFor(p.String("robot"), "sumo").humanoid) {
+    form.scene = "gym_compete/sumo_humans.xml";
+    form.agent_prefix = "humanoid";
+    form.roles = {GymCompeteRole::kHumanoidFighter, GymCompeteRole::kHumanoidFighter};
+    form.min_radius = 1.5;
+    form.max_radius = 3.5;
+  } else {
+    form.scene = "gym_compete/sumo_ants.xml";
+    form.agent_prefix = "ant";
+    form.roles = {GymCompeteRole::kAntFighter, GymCompeteRole::kAntFighter};
+    form.min_radius = 2.5;
+    form.max_radius = 4.5;
+  }
+  return form;
+}
+
 const TaskRegistration kRegistration(
-    RunsOnJolt(Game<Sumo>("sumo", "Sumo", "ant", Spec(), kDoc, /*max_cycles=*/500), kAntJoltOptions));
+    RunsOnJolt(WithGymCompeteForm(Game<Sumo>("sumo", "Sumo", "ant", Spec(), kDoc, /*max_cycles=*/500),
+                                  GymCompeteSumo, {"robot"}),
+               kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

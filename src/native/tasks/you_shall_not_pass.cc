@@ -5,6 +5,7 @@
 #include "../compose.h"
 #include "../outcome.h"
 #include "competitors.h"
+#include "gym_compete.h"
 
 namespace joltgym {
 namespace {
@@ -210,8 +211,22 @@ std::vector<ParamSpec> Spec() {
   };
 }
 
-const TaskRegistration kRegistration(RunsOnJolt(Game<YouShallNotPass>(
-    "you_shall_not_pass", "YouShallNotPass", "humanoid", Spec(), kDoc, /*max_cycles=*/500)));
+// gym-compete's you-shall-not-pass-humans-v0: its agent 1 (the walker, from
+// x = +1 toward x = -4) is our walker_0, its agent 0 our blocker_0.
+GymCompeteForm GymCompeteYouShallNotPass(const Params&) {
+  GymCompeteForm form;
+  form.rules = GymCompeteRules::kYouShallNotPass;
+  form.scene = "gym_compete/you_shall_not_pass.xml";
+  form.agent_prefix = "humanoid";
+  form.agent_names = {"walker_0", "blocker_0"};
+  form.roles = {GymCompeteRole::kWalker, GymCompeteRole::kBlocker};
+  return form;
+}
+
+const TaskRegistration kRegistration(RunsOnJolt(WithGymCompeteForm(
+    Game<YouShallNotPass>("you_shall_not_pass", "YouShallNotPass", "humanoid", Spec(), kDoc,
+                          /*max_cycles=*/500),
+    GymCompeteYouShallNotPass)));
 
 }  // namespace
 }  // namespace joltgym
