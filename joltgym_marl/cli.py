@@ -223,6 +223,19 @@ def _print_scenarios(records) -> None:
         print(f"  {r.scenario:<{width}}{r.robot:<{robot_width}}{text}")
 
 
+def _engines_text(engines) -> str:
+    """The engines a task runs on, as this build has them: a build without Jolt Physics (its
+    source could not be fetched) says so rather than listing an engine that would raise."""
+    from joltgym_marl import _core
+
+    missing = [e for e in engines if e == "jolt" and not _core.jolt_available()]
+    text = ", ".join(e for e in engines if e not in missing)
+    if missing:
+        text += (f" (and {', '.join(missing)} in a build with Jolt Physics, which this one is not: "
+                 "docs/guides/jolt.md, Building with Jolt)")
+    return text
+
+
 def cmd_list(args: argparse.Namespace) -> None:
     from joltgym_marl.registry import tasks
 
@@ -262,7 +275,7 @@ def cmd_list(args: argparse.Namespace) -> None:
         print()
         _print_scenarios(tasks("mamujoco"))
     engines = sorted({e for r in records for e in r.engines})
-    print(f"\nEngines: {', '.join(engines)}. Any name of a task works in `info`, `bench`, `record` and "
+    print(f"\nEngines: {_engines_text(engines)}. Any name of a task works in `info`, `bench`, `record` and "
           "WorldPool(name): python -m joltgym_marl info TASK")
 
 
@@ -306,7 +319,7 @@ def cmd_info(args: argparse.Namespace) -> None:
                          indent=1, default=repr))
         return
     kind = "single-agent task" if record.kind == "single_agent" else "shared-world game"
-    print(f"{record.name}: a {kind}, on {', '.join(record.engines)}")
+    print(f"{record.name}: a {kind}, on {_engines_text(record.engines)}")
     rows = [("title", record.title)]
     if record.kind == "single_agent":
         rows += [("gymnasium id", f"gymnasium.make({record.gymnasium_id!r}), max_episode_steps "
