@@ -400,6 +400,9 @@ def cmd_record(args: argparse.Namespace) -> None:
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise SystemExit(f"{PROG} record: --out {_shown(repr(out))} cannot be written: {_shown(repr(folder))} is "
                          f"{'not a folder' if not os.path.isdir(folder) else 'not writable'}")
+    if os.path.isdir(out) or (os.path.exists(out) and not os.access(out, os.W_OK)):
+        raise SystemExit(f"{PROG} record: --out {_shown(repr(out))} cannot be written: it is "
+                         f"{'a folder' if os.path.isdir(out) else 'a file that is not writable'}")
     kwargs = _task_kwargs(args.param, build_parser())
     options = dict(steps=args.steps, every=args.every, width=args.width, height=args.height, seed=args.seed)
     # Everything the task refuses (its keyword arguments, the frame rate they give) is refused
@@ -408,7 +411,11 @@ def cmd_record(args: argparse.Namespace) -> None:
         recording.check(spec.name, **options, **kwargs)
     except _task_errors() as error:
         raise _usage_error("record", str(error)) from None
-    result = recording.record(spec.name, **options, **kwargs)
+    try:
+        result = recording.record(spec.name, **options, **kwargs)
+    except (OSError, MemoryError) as error:  # the renderer (no GL), the memory the frames need
+        raise SystemExit(f"{PROG} record: recording {spec.name} failed: {_shown(str(error) or type(error).__name__)}") \
+            from None
     try:
         path = recording.save(result, out)
     except OSError as error:

@@ -157,7 +157,8 @@ def test_record_refuses_bad_input_with_the_bad_value(tmp_path):
 def test_record_to_a_path_that_cannot_be_written_says_so_before_recording(tmp_path):
     # --out /proc/x.gif recorded the whole video, then printed a FileNotFoundError traceback
     # (and imageio's writer a second one at exit).
-    for out in ("/proc/x.gif", str(tmp_path / "a-file" / "x.gif")):
+    (tmp_path / "folder.gif").mkdir()
+    for out in ("/proc/x.gif", str(tmp_path / "a-file" / "x.gif"), "folder.gif", "folder.gif/"):
         (tmp_path / "a-file").write_text("not a folder")
         done = cli("record", "hopper", "--steps", "2", "--out", out, cwd=tmp_path, check=False)
         assert done.returncode == 1, done
