@@ -74,7 +74,7 @@ def batched(num_worlds: int = 64, steps: int = 300, venv=None) -> None:
     for t in range(steps):
         if not env.agents:
             env.reset()
-        env.step({agent: actions[t % len(actions), 0, i] for i, agent in enumerate(agents)})
+        env.step({agent: actions[t % len(actions), i] for i, agent in enumerate(agents)})
     single = steps * len(agents) / (time.perf_counter() - start)
     env.close()
     print(f"{num_worlds} races x 4 agents on {threads} native threads: {rate:,.0f} agent-steps/s "

@@ -14,6 +14,8 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
+import signal
 import subprocess
 import threading
 from collections.abc import Callable
@@ -75,7 +77,10 @@ def _make_env(spec: TaskSpec, width: int, height: int, kwargs: dict[str, Any]):
 
     import joltgym_marl  # noqa: F401  (registers the joltgym_marl/ ids)
 
-    env = gymnasium.make(spec.env_id, render_mode="rgb_array", width=width, height=height, **kwargs)
+    # Without Gymnasium's passive checker, which refuses to render at metadata["render_fps"] == 0
+    # (a step longer than 2 s: frame_skip=1000); the frame rate of the video is worked out here.
+    env = gymnasium.make(spec.env_id, render_mode="rgb_array", width=width, height=height,
+                         disable_env_checker=True, **kwargs)
     return env, env.unwrapped.dt
 
 
@@ -247,7 +252,12 @@ def _write_mp4(frames: list[np.ndarray], path: Path, fps: float) -> None:
         reader.join()
     if code != 0:
         lines = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
-        reason = lines[-1] if lines else f"exit status {code}"
+        if lines:  # ffmpeg's first error is the cause ("... header: No space left on device")
+            reason = re.sub(r"^\[[^\]]*\]\s*", "", lines[0])
+        elif code < 0:  # a signal: SIGXFSZ past a file size limit, SIGKILL from the OOM killer
+            reason = f"ffmpeg was killed by {signal.Signals(-code).name} ({signal.strsignal(-code)})"
+        else:
+            reason = f"ffmpeg exited with status {code}"
         raise OSError(errno.EIO, f"ffmpeg could not write {str(path)!r}: {reason}")
     with open(path, "rb") as out:
         os.fsync(out.fileno())
