@@ -1,16 +1,18 @@
-# The optional Jolt Physics engine (src/native/jolt/).
+# The Jolt Physics engine (src/native/jolt/), in the default build.
 #
 # JOLTGYM_WITH_JOLT:
-#   AUTO (default) - use Jolt if its source is at hand: JOLT_SOURCE_DIR (a CMake
-#                    or environment variable: a user's own Jolt checkout), else
-#                    the copy tools/fetch_jolt.py cached (~/.cache/joltgym_marl);
-#                    no network.
-#   ON             - the same, and fetch the pinned source first if it is not
-#                    cached (tools/fetch_jolt.py: PyPI simple API, sha256
-#                    checked). A failed fetch warns and builds without Jolt.
-#   OFF            - never.
+#   AUTO (default) - build with Jolt: its source is JOLT_SOURCE_DIR (a CMake or
+#                    environment variable: a user's own Jolt checkout), else the
+#                    copy tools/fetch_jolt.py cached (~/.cache/joltgym_marl), else
+#                    it is fetched now, pinned, by package name from the index
+#                    pip is configured with (tools/fetch_jolt.py: sha256 checked).
+#                    Where that is impossible (no network, no such file on the
+#                    index), one warning says why and how to add Jolt later,
+#                    and the build goes on without it.
+#   ON             - the same, but a build without Jolt is an error.
+#   OFF            - never (no network access at all).
 # Without Jolt the build succeeds and engine="jolt" raises an error saying how
-# to get it.
+# to get it; `python -m joltgym_marl list` says which engines the build has.
 #
 # Jolt is built once per (source, compiler, options) into a cache folder
 # outside the build tree (JOLTGYM_JOLT_BUILD_CACHE, default
@@ -60,11 +62,6 @@ function(joltgym_find_jolt_source out_dir)
     set(${out_dir} "${cached}" PARENT_SCOPE)
     return()
   endif()
-  if(NOT JOLTGYM_WITH_JOLT STREQUAL "ON")
-    set(JOLTGYM_JOLT_STATUS "no Jolt source at ${cached} (configure with -DJOLTGYM_WITH_JOLT=ON to fetch it, or set JOLT_SOURCE_DIR)"
-        PARENT_SCOPE)
-    return()
-  endif()
   find_package(Python 3.8 COMPONENTS Interpreter)
   if(NOT Python_EXECUTABLE)
     set(JOLTGYM_JOLT_STATUS "no Python interpreter to run tools/fetch_jolt.py" PARENT_SCOPE)
@@ -79,7 +76,8 @@ function(joltgym_find_jolt_source out_dir)
   if(fetch_rc EQUAL 0 AND EXISTS "${fetched}/Build/CMakeLists.txt")
     set(${out_dir} "${fetched}" PARENT_SCOPE)
   else()
-    set(JOLTGYM_JOLT_STATUS "fetching Jolt failed: ${fetch_error}" PARENT_SCOPE)
+    string(STRIP "${fetch_error}" fetch_error)
+    set(JOLTGYM_JOLT_STATUS "fetching its pinned source failed (${fetch_error})" PARENT_SCOPE)
   endif()
 endfunction()
 
@@ -157,12 +155,13 @@ if(NOT JOLTGYM_WITH_JOLT STREQUAL "OFF")
     endif()
   endif()
   if(NOT JOLTGYM_HAVE_JOLT)
-    # Asked for (ON) and not had: a warning; AUTO without a source: a note.
+    # Required (ON): an error; the default (AUTO): one warning, and the build goes on.
     if(JOLTGYM_WITH_JOLT STREQUAL "ON")
-      set(jolt_level WARNING)
+      set(jolt_level FATAL_ERROR)
     else()
-      set(jolt_level STATUS)
+      set(jolt_level WARNING)
     endif()
-    message(${jolt_level} "Jolt Physics: building without it (engine=\"jolt\" will raise): ${JOLTGYM_JOLT_STATUS}")
+    message(${jolt_level} "Jolt Physics: building WITHOUT it (engine=\"jolt\" will raise): ${JOLTGYM_JOLT_STATUS}. "
+            "To add it: python tools/fetch_jolt.py (or set JOLT_SOURCE_DIR), then pip install . again.")
   endif()
 endif()

@@ -16,7 +16,8 @@ sys.path.insert(0, str(DOCS.parent))  # joltgym_marl from this clone (its extens
 import joltgym_marl  # noqa: E402
 
 project = "joltgym_marl"
-author = "the joltgym_marl developers"
+author = "the joltgym_marl authors"
+copyright = "2026, the joltgym_marl authors (MIT License)"  # as LICENSE says; an empty one left "Copyright ©"
 release = version = joltgym_marl.__version__
 
 extensions = [
@@ -27,6 +28,9 @@ extensions = [
 ]
 
 source_suffix = {".md": "markdown"}
+# A block without a language is output or a diagram (tests/test_readme.py), not Python: Sphinx's
+# default highlighted the repository map of DESIGN.md as Python.
+highlight_language = "text"
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "media/**"]
 
@@ -45,7 +49,9 @@ napoleon_numpy_docstring = False
 
 html_theme = "furo"
 html_title = f"joltgym_marl {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# Code blocks and wide tables stay inside the page (wrapped, or scrolled where they cannot fit).
+html_css_files = ["wide_content.css"]
 
 
 def _native(obj) -> bool:

@@ -33,6 +33,7 @@ class _Task(TypedDict):
     reference_id: str
     agent_prefix: str
     max_episode_steps: int
+    reward_threshold: float | None  # Gymnasium's, of the env a single-agent task reproduces
     doc: str
     params: list[_Param]
     names: list[str]  # every name the task answers to: name, title, ids, class names

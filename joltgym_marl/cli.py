@@ -20,9 +20,61 @@ import argparse
 import ast
 import json
 import os
+import sys
 from typing import Any
 
+from joltgym_marl.demo import MAX_WORLDS  # the largest batch a WorldPool takes
+
 PROG = "python -m joltgym_marl"
+
+# Exit statuses: 2 for a command line that cannot be run as given (argparse's own, and a value
+# the task refuses), 1 for a run that failed (a video that could not be written).
+USAGE_ERROR = 2
+
+
+
+def _int_in(low: int, high: int | None = None):
+    """An argparse type: an int in [low, high]."""
+    expected = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"should be {expected}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"should be {expected}, got {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds in (0, 3600]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"should be a number of seconds in (0, 3600], got {text!r}") from None
+    if not 0 < value <= 3600:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"should be a number of seconds in (0, 3600], got {text!r}")
+    return value
+
+
+def _text(text: str) -> str:
+    """An argparse type: text that can reach the core (UTF-8; a byte that is not arrives from the
+    shell as a lone surrogate, which pybind11 cannot convert)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise argparse.ArgumentTypeError(f"should be UTF-8 text, got {shown!r}") from None
+    return text
+
+
+def _usage_error(command: str, message: str) -> SystemExit:
+    """One line on stderr and exit status 2: the command line cannot be run as given."""
+    print(f"{PROG} {command}: {message}", file=sys.stderr)
+    return SystemExit(USAGE_ERROR)
 
 
 def _task_kwargs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str, Any]:
@@ -33,6 +85,8 @@ def _task_kwargs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str,
         name, sep, text = pair.partition("=")
         if not sep or not name.isidentifier():
             parser.error(f"--param should be NAME=VALUE (e.g. ring_radius=3.5), got {pair!r}")
+        if name in kwargs:
+            parser.error(f"--param {name} is given twice: {name}={kwargs[name]!r} and {pair!r}")
         try:
             kwargs[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -60,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                                description="One task: its kind and ids, its docstring table (actions, "
                                            "observations, rewards, infos) and its keyword arguments with "
                                            "defaults and allowed values.")
-    info.add_argument("task", metavar="TASK", help="any name of a task (python -m joltgym_marl list)")
+    info.add_argument("task", metavar="TASK", type=_text, help="any name of a task (python -m joltgym_marl list)")
     info.add_argument("--json", action="store_true", help="the record as JSON")
 
     from joltgym_marl import demo
@@ -76,26 +130,32 @@ def build_parser() -> argparse.ArgumentParser:
                                             "env, against Gymnasium's own env of the task it reproduces; a "
                                             "game as one world through parallel_env against many worlds "
                                             "through vec_env. Random actions, step() calls only.")
-    bench.add_argument("task", metavar="TASK", nargs="?", default=None,
+    bench.add_argument("task", metavar="TASK", nargs="?", default=None, type=_text,
                        help="any name of a task (default: the registry's first single-agent task)")
-    bench.add_argument("--worlds", type=int, default=64, help="worlds of the batched figure (default 64)")
-    bench.add_argument("--threads", type=int, default=None, help="native threads (default: the machine's cores)")
-    bench.add_argument("--seconds", type=float, default=1.0, help="seconds each figure is measured (default 1)")
-    bench.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+    bench.add_argument("--worlds", type=_int_in(1, MAX_WORLDS), default=64,
+                       help="worlds of the batched figure (default 64)")
+    bench.add_argument("--threads", type=_int_in(1, 1024), default=None,
+                       help="native threads (default: the machine's cores)")
+    bench.add_argument("--seconds", type=_seconds, default=1.0,
+                       help="seconds each figure is measured, at most 3600 (default 1)")
+    bench.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", type=_text,
                        help="a keyword argument of the task (repeatable), e.g. num_agents=4")
 
     record = commands.add_parser("record", help="write a short GIF or MP4 of a task",
                                  description="Plays one episode of a task with random actions, headless, and "
                                              "writes it to a .gif or .mp4 (needs imageio; .mp4 also "
                                              "imageio-ffmpeg). Says so when the episode ends early.")
-    record.add_argument("task", metavar="TASK", help="any name of a task (python -m joltgym_marl list)")
+    record.add_argument("task", metavar="TASK", type=_text, help="any name of a task (python -m joltgym_marl list)")
     record.add_argument("--out", default=None, help="output .gif or .mp4 (default: <task>.gif)")
-    record.add_argument("--steps", type=int, default=200, help="steps to play at most (default 200)")
-    record.add_argument("--every", type=int, default=2, help="keep one frame in this many steps (default 2)")
-    record.add_argument("--width", type=int, default=480, help="frame width in pixels (default 480)")
-    record.add_argument("--height", type=int, default=320, help="frame height in pixels (default 320)")
-    record.add_argument("--seed", type=int, default=0, help="seed of the reset and the random actions")
-    record.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+    record.add_argument("--steps", type=_int_in(1, 1_000_000), default=200,
+                        help="steps to play at most (default 200)")
+    record.add_argument("--every", type=_int_in(1), default=2, help="keep one frame in this many steps (default 2)")
+    record.add_argument("--width", type=_int_in(1, 8192), default=480, help="frame width in pixels (default 480)")
+    record.add_argument("--height", type=_int_in(1, 8192), default=320,
+                        help="frame height in pixels (default 320)")
+    record.add_argument("--seed", type=_int_in(0), default=0,
+                        help="seed of the reset and the random actions, >= 0 (default 0)")
+    record.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", type=_text,
                         help="a keyword argument of the task (repeatable), e.g. robot=humanoid")
     return parser
 
@@ -106,7 +166,24 @@ def _resolve(name: str):
     try:
         return resolve(name)
     except ValueError as error:
-        raise SystemExit(f"{PROG}: {error}") from None
+        print(f"{PROG}: {error}", file=sys.stderr)
+        raise SystemExit(USAGE_ERROR) from None
+
+
+def _task_errors() -> tuple[type[BaseException], ...]:
+    """What a task's constructor raises for keyword arguments it refuses: an unknown name or a
+    bad value (TypeError, ValueError), a model file that is missing (FileNotFoundError) or that
+    MuJoCo cannot compile (MujocoError), and Gymnasium's own checks (gymnasium.error.Error)."""
+    import gymnasium
+
+    from joltgym_marl import _core
+
+    return (TypeError, ValueError, FileNotFoundError, _core.MujocoError, gymnasium.error.Error)
+
+
+def _shown(text: str) -> str:
+    """``text`` as it can be printed: a path's undecodable bytes as escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _record_dict(record) -> dict[str, Any]:
@@ -144,6 +221,19 @@ def _print_scenarios(records) -> None:
         if r.any_nxk:
             text = "any NxK, e.g. " + text
         print(f"  {r.scenario:<{width}}{r.robot:<{robot_width}}{text}")
+
+
+def _engines_text(engines) -> str:
+    """The engines a task runs on, as this build has them: a build without Jolt Physics (its
+    source could not be fetched) says so rather than listing an engine that would raise."""
+    from joltgym_marl import _core
+
+    missing = [e for e in engines if e == "jolt" and not _core.jolt_available()]
+    text = ", ".join(e for e in engines if e not in missing)
+    if missing:
+        text += (f" (and {', '.join(missing)} in a build with Jolt Physics, which this one is not: "
+                 "docs/guides/jolt.md, Building with Jolt)")
+    return text
 
 
 def cmd_list(args: argparse.Namespace) -> None:
@@ -185,7 +275,7 @@ def cmd_list(args: argparse.Namespace) -> None:
         print()
         _print_scenarios(tasks("mamujoco"))
     engines = sorted({e for r in records for e in r.engines})
-    print(f"\nEngines: {', '.join(engines)}. Any name of a task works in `info`, `bench`, `record` and "
+    print(f"\nEngines: {_engines_text(engines)}. Any name of a task works in `info`, `bench`, `record` and "
           "WorldPool(name): python -m joltgym_marl info TASK")
 
 
@@ -229,7 +319,7 @@ def cmd_info(args: argparse.Namespace) -> None:
                          indent=1, default=repr))
         return
     kind = "single-agent task" if record.kind == "single_agent" else "shared-world game"
-    print(f"{record.name}: a {kind}, on {', '.join(record.engines)}")
+    print(f"{record.name}: a {kind}, on {_engines_text(record.engines)}")
     rows = [("title", record.title)]
     if record.kind == "single_agent":
         rows += [("gymnasium id", f"gymnasium.make({record.gymnasium_id!r}), max_episode_steps "
@@ -266,18 +356,25 @@ def cmd_bench(args: argparse.Namespace) -> None:
     from joltgym_marl import quickbench
     from joltgym_marl.registry import SINGLE_AGENT_TASKS, TASKS
 
-    if args.worlds < 1 or (args.threads is not None and args.threads < 1) or not args.seconds > 0:
-        raise SystemExit(f"{PROG} bench: --worlds and --threads should be >= 1 and --seconds > 0, got "
-                         f"{args.worlds}, {args.threads} and {args.seconds}")
     spec = _resolve(args.task) if args.task else (SINGLE_AGENT_TASKS or list(TASKS.values()))[0]
     kwargs = _task_kwargs(args.param, build_parser())
+    # Everything the task refuses is refused before anything is measured: one world of the batch
+    # (the batch itself, --worlds of them, is built by the measurement).
+    try:
+        quickbench.check(spec.name, threads=args.threads, **kwargs)
+    except _task_errors() as error:
+        raise _usage_error("bench", str(error)) from None
     print(f"measuring {spec.name} ({spec.env_id}) for about {args.seconds:g} s per figure ...", flush=True)
     try:
         rows = quickbench.figures(spec.name, worlds=args.worlds, threads=args.threads, seconds=args.seconds,
                                   **kwargs)
-    except (TypeError, ValueError) as error:  # a bad keyword argument or value, named by the core
-        raise SystemExit(f"{PROG} bench: {error}") from None
+    except MemoryError:
+        raise SystemExit(f"{PROG} bench: not enough memory for --worlds {args.worlds} of {spec.name}") from None
     print(quickbench.table(spec, rows))
+
+
+# The frames of a recording are kept in memory until they are written.
+MAX_RECORDING_BYTES = 4 << 30
 
 
 def cmd_record(args: argparse.Namespace) -> None:
@@ -288,26 +385,44 @@ def cmd_record(args: argparse.Namespace) -> None:
     try:
         recording.check_path(out)
     except ValueError as error:
-        raise SystemExit(f"{PROG} record: {error}") from None
+        raise _usage_error("record", str(error)) from None
+    frames = args.steps // args.every + 2
+    if frames * args.width * args.height * 3 > MAX_RECORDING_BYTES:
+        raise _usage_error("record", f"{frames} frames of {args.width}x{args.height} would need "
+                                     f"{frames * args.width * args.height * 3 / 2**30:.1f} GiB of memory, more "
+                                     f"than {MAX_RECORDING_BYTES >> 30} GiB: fewer --steps, a larger --every or "
+                                     "smaller frames")
     # Said before the recording, not after it (nothing is created yet: recording.save makes the
     # folders): the nearest existing folder on the way should be one we may write in.
     folder = os.path.dirname(os.path.abspath(out))
     while not os.path.exists(folder):
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise SystemExit(f"{PROG} record: --out {out!r} cannot be written: {folder!r} is "
+        raise SystemExit(f"{PROG} record: --out {_shown(repr(out))} cannot be written: {_shown(repr(folder))} is "
                          f"{'not a folder' if not os.path.isdir(folder) else 'not writable'}")
+    if os.path.isdir(out) or (os.path.exists(out) and not os.access(out, os.W_OK)):
+        raise SystemExit(f"{PROG} record: --out {_shown(repr(out))} cannot be written: it is "
+                         f"{'a folder' if os.path.isdir(out) else 'a file that is not writable'}")
     kwargs = _task_kwargs(args.param, build_parser())
+    options = dict(steps=args.steps, every=args.every, width=args.width, height=args.height, seed=args.seed)
+    # Everything the task refuses (its keyword arguments, the frame rate they give) is refused
+    # before the episode is played, so that no recording is lost to a bad argument.
     try:
-        result = recording.record(spec.name, steps=args.steps, every=args.every, width=args.width,
-                                  height=args.height, seed=args.seed, **kwargs)
-    except (TypeError, ValueError) as error:  # a bad keyword argument or value, named by the core
-        raise SystemExit(f"{PROG} record: {error}") from None
+        recording.check(spec.name, **options, **kwargs)
+    except _task_errors() as error:
+        raise _usage_error("record", str(error)) from None
+    try:
+        result = recording.record(spec.name, **options, **kwargs)
+    except (OSError, MemoryError) as error:  # the renderer (no GL), the memory the frames need
+        raise SystemExit(f"{PROG} record: recording {spec.name} failed: {_shown(str(error) or type(error).__name__)}") \
+            from None
     try:
         path = recording.save(result, out)
     except OSError as error:
-        raise SystemExit(f"{PROG} record: --out {out!r} cannot be written: {error}") from None
-    print(result.summary(path))
+        reason = error.strerror or str(error)
+        raise SystemExit(f"{PROG} record: --out {_shown(repr(out))} cannot be written: {_shown(reason)}; "
+                         f"the {len(result.frames)} frames recorded are lost") from None
+    print(_shown(result.summary(path)))
 
 
 COMMANDS = {"list": cmd_list, "info": cmd_info, "bench": cmd_bench, "record": cmd_record}
@@ -315,10 +430,14 @@ COMMANDS = {"list": cmd_list, "info": cmd_info, "bench": cmd_bench, "record": cm
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "demo":
-        from joltgym_marl import demo
+    try:
+        if args.command == "demo":
+            from joltgym_marl import demo
 
-        demo.run(args)
-    else:
-        COMMANDS[args.command](args)
+            demo.run(args)
+        else:
+            COMMANDS[args.command](args)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0

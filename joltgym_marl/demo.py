@@ -50,15 +50,17 @@ def race() -> None:
     env.close()
 
 
-def batched(num_worlds: int = 64, steps: int = 300) -> None:
+def batched(num_worlds: int = 64, steps: int = 300, venv=None) -> None:
     from joltgym_marl import cheetah_race_v0
 
-    venv = cheetah_race_v0.vec_env(num_worlds, num_agents=4)
+    if venv is None:
+        venv = cheetah_race_v0.vec_env(num_worlds, num_agents=4)
     venv.reset(seed=0)
-    actions = np.random.default_rng(0).uniform(-1, 1, (steps, venv.num_envs, 6)).astype(np.float32)
+    # A few batches of actions, reused: steps x worlds of them could be more than the memory holds.
+    actions = np.random.default_rng(0).uniform(-1, 1, (min(steps, 64), venv.num_envs, 6)).astype(np.float32)
     start = time.perf_counter()
     for t in range(steps):
-        venv.step(actions[t])
+        venv.step(actions[t % len(actions)])
     rate = steps * venv.num_envs / (time.perf_counter() - start)
     threads = venv.pool.num_threads
     venv.close()
@@ -72,7 +74,7 @@ def batched(num_worlds: int = 64, steps: int = 300) -> None:
     for t in range(steps):
         if not env.agents:
             env.reset()
-        env.step({agent: actions[t, i] for i, agent in enumerate(agents)})
+        env.step({agent: actions[t % len(actions), i] for i, agent in enumerate(agents)})
     single = steps * len(agents) / (time.perf_counter() - start)
     env.close()
     print(f"{num_worlds} races x 4 agents on {threads} native threads: {rate:,.0f} agent-steps/s "
@@ -90,16 +92,44 @@ def build_parser(prog: str | None = None, parser: argparse.ArgumentParser | None
     if parser is None:
         parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--worlds", type=int, default=64, help="races run at once in the batched part")
-    parser.add_argument("--steps", type=int, default=300, help="steps of the batched part")
+    parser.add_argument("--worlds", type=_count("--worlds", MAX_WORLDS), default=64,
+                        help=f"races run at once in the batched part, 1 to {MAX_WORLDS} (default 64)")
+    parser.add_argument("--steps", type=_count("--steps", 10_000_000), default=300,
+                        help="steps of the batched part (default 300)")
     return parser
 
 
+# The largest batch a WorldPool takes (world_pool.cc).
+MAX_WORLDS = 1 << 20
+
+
+def _count(name: str, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not 1 <= value <= high:
+            raise argparse.ArgumentTypeError(f"should be an int in [1, {high}], got {text!r}")
+        return value
+
+    return parse
+
+
 def run(args: argparse.Namespace) -> None:
-    if args.worlds < 1 or args.steps < 1:
-        raise SystemExit(f"demo: --worlds and --steps should be >= 1, got {args.worlds} and {args.steps}")
-    race()
-    batched(args.worlds, args.steps)
+    from joltgym_marl import cheetah_race_v0
+
+    # The batch is built first, so that one the machine cannot hold is refused before the race
+    # has run, not after it.
+    try:
+        venv = cheetah_race_v0.vec_env(args.worlds, num_agents=4)
+    except MemoryError:
+        raise SystemExit(f"demo: not enough memory for --worlds {args.worlds} races of 4 HalfCheetahs") from None
+    try:
+        race()
+        batched(args.worlds, args.steps, venv)
+    finally:
+        venv.close()
 
 
 if __name__ == "__main__":

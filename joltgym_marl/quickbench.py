@@ -154,6 +154,22 @@ def single_agent_figures(spec: TaskSpec, *, worlds: int, threads: int | None, se
     return figures
 
 
+def check(task: str, *, threads: int | None = None, **kwargs) -> TaskSpec:
+    """Raises what :func:`figures` would raise for these keyword arguments
+    (an unknown task, a keyword or value the task refuses, a missing model
+    file), having built one world of the task, before anything is measured."""
+    spec = resolve(task)
+    if spec.is_game:
+        from joltgym_marl.envs import MULTI_AGENT_ENVS
+
+        MULTI_AGENT_ENVS[spec.module_name].vec_env(1, num_threads=threads, **kwargs).close()
+    else:
+        from joltgym_marl.vector import NativeVectorEnv
+
+        NativeVectorEnv(spec.name, 1, num_threads=threads, **kwargs).close()
+    return spec
+
+
 def figures(task: str, *, worlds: int = 64, threads: int | None = None, seconds: float = 1.0, seed: int = 0,
             **kwargs) -> list[Figure]:
     """The side-by-side figures of ``task`` (any of its names)."""

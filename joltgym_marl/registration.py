@@ -1,18 +1,13 @@
 """Registers every single-agent task with Gymnasium (``gymnasium.make`` and
 ``gymnasium.make_vec``) under the ``joltgym_marl/`` namespace, from the
-native task registry."""
+native task registry (each task's registration line: its id, entry points,
+max_episode_steps and reward_threshold)."""
 
 from __future__ import annotations
 
 import gymnasium
 
 from joltgym_marl.registry import SINGLE_AGENT_TASKS
-
-# Gymnasium's reward_threshold of the -v5 env each task reproduces (None where v5 has none).
-REWARD_THRESHOLDS = {
-    "ant": 6000.0, "half_cheetah": 4800.0, "hopper": 3800.0, "inverted_double_pendulum": 9100.0,
-    "inverted_pendulum": 950.0, "pusher": 0.0, "reacher": -3.75, "swimmer": 360.0,
-}
 
 # (gymnasium id, env entry point, vector entry point), one per registered task.
 SINGLE_AGENT_ENVS = [
@@ -30,5 +25,5 @@ def register_envs() -> None:
             entry_point=f"joltgym_marl.envs:{spec.env_class}",
             vector_entry_point=f"joltgym_marl.vector:{spec.vector_class}",
             max_episode_steps=spec.max_episode_steps,
-            reward_threshold=REWARD_THRESHOLDS.get(spec.name),
+            reward_threshold=spec.reward_threshold,
         )

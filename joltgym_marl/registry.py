@@ -87,6 +87,7 @@ class TaskSpec:
     params: tuple[Param, ...]
     names: tuple[str, ...] = ()  # every name the task answers to (task_names.h): name, title, ids, classes
     engines: tuple[str, ...] = ("mujoco",)  # physics engines it runs on (the `engine` keyword)
+    reward_threshold: float | None = None  # the return that counts as solved (Gymnasium's, of reference_id)
 
     @property
     def is_game(self) -> bool:
@@ -124,7 +125,7 @@ def _load() -> dict[str, TaskSpec]:
                                entry["reference_id"], entry["agent_prefix"],
                                entry["max_episode_steps"], entry["doc"], params,
                                tuple(entry.get("names", (entry["name"],))),
-                               tuple(entry.get("engines", ("mujoco",))))
+                               tuple(entry.get("engines", ("mujoco",))), entry.get("reward_threshold"))
     return specs
 
 

@@ -14,7 +14,6 @@ joltgym_marl otherwise never imports them.
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -171,6 +170,12 @@ def _import_mujoco():
     return mujoco
 
 
+def model_from_mjb(mujoco, model_mjb: bytes):
+    """A ``mujoco.MjModel`` from a compiled model's bytes, read from memory (MuJoCo's
+    virtual file system): no temporary file, which a full disk or ``/tmp`` would refuse."""
+    return mujoco.MjModel.from_binary_path("model.mjb", {"model.mjb": bytes(model_mjb)})
+
+
 class WorldRenderer:
     """Draws one native world from its state.
 
@@ -193,11 +198,7 @@ class WorldRenderer:
         self._lock = threading.Lock()
         mujoco = _import_mujoco()
         self._mujoco = mujoco
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "world.mjb")
-            with open(path, "wb") as f:
-                f.write(model_mjb)
-            self.model = mujoco.MjModel.from_binary_path(path)
+        self.model = model_from_mjb(mujoco, model_mjb)
         self.model.vis.global_.offwidth = max(int(width), self.model.vis.global_.offwidth)
         self.model.vis.global_.offheight = max(int(height), self.model.vis.global_.offheight)
         # An agent is the subtree under its prefixed root body (unnamed bodies

@@ -8,14 +8,17 @@ The code blocks of the pages run in tests/test_readme.py.
 
 from __future__ import annotations
 
+import html
 import html.parser
 import importlib.util
+import json
+import re
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import numpy as np
 import pytest
@@ -71,11 +74,12 @@ def test_every_task_has_a_page_with_its_arguments_and_spaces(spec):
         obs_shape, act_shape = env.observation_space.shape, env.action_space.shape
         env.close()
     assert f"shape `{obs_shape}`" in page and f"shape `{act_shape}`" in page
-    # Each of the task's GIFs is shown, or the page says there is none.
+    # Each of the task's GIFs is shown, or a frame of it rendered when the site is built (the
+    # single-agent pages had no picture at all).
     gifs = task_pages.gifs(spec.name)
     for gif in gifs:
         assert f"](../media/{gif.name})" in page
-    assert bool(gifs) != ("No recording of" in page)
+    assert bool(gifs) != (f"]({spec.name}.png)" in page)
     assert f"[{spec.title}]({spec.name}.md)" in PAGES["tasks/index.md"]
 
 
@@ -237,3 +241,84 @@ def test_page_renders_in_headless_chromium(site, tmp_path, page, title, gif):
     assert any(src.endswith("/" + gif) for src in images), images
     for src in images:
         assert (site / page).parent.joinpath(unquote(src)).resolve().is_file(), src
+
+
+@pytest.mark.slow
+def test_every_task_page_shows_a_picture_of_the_task(site):
+    from PIL import Image
+
+    for spec in TASKS.values():
+        page = site / "tasks" / f"{spec.name}.html"
+        images = [src for src in parse(page).images if src.endswith((".gif", ".png"))]
+        assert images, f"{page.name} shows no picture"
+        for src in images:
+            with Image.open(page.parent / unquote(src)) as image:
+                pixels = np.asarray(image.convert("RGB"))
+            colours = len(np.unique(pixels.reshape(-1, 3), axis=0))
+            assert colours > 50, f"{src}: a blank picture ({colours} colours)"  # a shaded robot, not one colour
+
+
+@pytest.mark.slow
+def test_site_footer_and_diagrams(site):
+    index = (site / "index.html").read_text()
+    # Furo printed "Copyright ©" with nothing after it when conf.py had no copyright.
+    footer = re.search(r"Copyright &#169;([^<]*)<", index)
+    assert footer and "the joltgym_marl authors" in footer.group(1), footer
+    # A block without a language is a diagram or output: the repository map of DESIGN.md was
+    # highlighted as Python (keywords and operators coloured in a tree of file names).
+    design = (site / "DESIGN.html").read_text()
+    assert "highlight-default" not in design and "highlight-python" not in design
+    assert 'class="highlight-text' in design
+
+
+# Loads each page in a frame as wide as the window and reports every code block or table that
+# does not fit the article's column (its content wider than its box, or its box past the column's
+# right edge with no scrolling box around it).
+MEASURE = """<html><body><iframe id="f"></iframe><pre id="out">pending</pre><script>
+const pages = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+const f = document.getElementById('f'), found = [];
+let k = 0;
+function next() {
+  if (k >= pages.length) { document.getElementById('out').textContent = 'done\\n' + found.join('\\n'); return; }
+  const [url, width] = pages[k++];
+  f.style.width = width + 'px'; f.style.height = '900px';
+  f.onload = () => {
+    const d = f.contentDocument, w = f.contentWindow;
+    const column = (d.querySelector('article') || d.body).getBoundingClientRect().right;
+    for (const el of d.querySelectorAll('article pre, article table')) {
+      const box = el.getBoundingClientRect();
+      let scrolls = false;
+      for (let n = el.parentElement; n && n !== d.body; n = n.parentElement) {
+        const x = w.getComputedStyle(n).overflowX;
+        if (x === 'auto' || x === 'scroll') { scrolls = true; break; }
+      }
+      const text = (el.textContent || '').trim().slice(0, 60).replace(/\\s+/g, ' ');
+      if (el.scrollWidth > el.clientWidth + 1)
+        found.push(`${url} @${width}px: ${el.tagName} content ${el.scrollWidth}px in a ${el.clientWidth}px box: ${text}`);
+      else if (box.right > column + 6 && !scrolls)
+        found.push(`${url} @${width}px: ${el.tagName} ends at ${Math.round(box.right)}px, past the column at ${Math.round(column)}px: ${text}`);
+    }
+    next();
+  };
+  f.src = url;
+}
+next();
+</script></body></html>"""
+
+
+@pytest.mark.slow
+def test_code_blocks_and_tables_fit_the_page_in_chromium(site, tmp_path):
+    # Long commands and wide tables ran past the right edge of the column, cut off where the
+    # scrollbar was hidden (an overlay scrollbar, a screenshot, a phone).
+    pages = [p for p in sorted(site.rglob("*.html")) if not p.name.startswith(("genindex", "search", "py-modindex"))
+             and "_" not in p.relative_to(site).parts[0][:1]]
+    assert len(pages) > 20
+    harness = tmp_path / "measure.html"
+    harness.write_text(MEASURE)
+    wanted = [[p.as_uri(), width] for width in (1280, 700) for p in pages]
+    proc = run_chromium(tmp_path / "profile", "--allow-file-access-from-files", "--virtual-time-budget=60000",
+                        "--dump-dom", harness.as_uri() + "#" + quote(json.dumps(wanted)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = html.unescape(re.search(r'<pre id="out">(.*?)</pre>', proc.stdout, re.DOTALL).group(1))
+    assert report.startswith("done"), report[:500]
+    assert report == "done\n", report[:4000]

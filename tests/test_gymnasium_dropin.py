@@ -22,7 +22,7 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.utils.env_match import check_environments_match
 
 import joltgym_marl  # noqa: F401  (registers the envs)
-from joltgym_marl.registration import REWARD_THRESHOLDS
+from joltgym_marl import _core, registration
 from joltgym_marl.registry import SINGLE_AGENT_TASKS
 
 SPECS = {spec.name: spec for spec in SINGLE_AGENT_TASKS}
@@ -98,10 +98,22 @@ def test_float32_is_an_explicit_option(name):
         gym.make(SPECS[name].env_id, dtype=np.int32)
 
 
+def test_reward_thresholds_are_described_by_the_native_registry_and_equal_v5s():
+    # They were a dict in registration.py, beside the registry that describes everything else of a task.
+    assert not hasattr(registration, "REWARD_THRESHOLDS")
+    native = _core.tasks()
+    for spec in SINGLE_AGENT_TASKS:
+        v5 = gym.spec(spec.reference_id).reward_threshold
+        assert native[spec.name]["reward_threshold"] == spec.reward_threshold == v5, spec.name
+        assert gym.spec(spec.env_id).reward_threshold == v5, spec.env_id
+    # v5 has one for some robots and none for others: both kinds are carried.
+    assert {spec.reward_threshold is None for spec in SINGLE_AGENT_TASKS} == {True, False}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_spec_matches_v5(name):
     reference, ours = pair(name)
-    assert ours.spec.reward_threshold == reference.spec.reward_threshold == REWARD_THRESHOLDS.get(name)
+    assert ours.spec.reward_threshold == reference.spec.reward_threshold == SPECS[name].reward_threshold
     assert ours.spec.max_episode_steps == reference.spec.max_episode_steps
     assert ours.unwrapped.metadata["render_modes"] == reference.unwrapped.metadata["render_modes"]
     assert ours.unwrapped.metadata["render_fps"] == reference.unwrapped.metadata["render_fps"]

@@ -82,4 +82,4 @@ def test_list_and_info_show_the_scenarios(tmp_path):
     record = json.loads(cli("info", "CoupledHalfCheetah", "--json", cwd=tmp_path).stdout)
     assert record["robot"] == "coupled_half_cheetah" and record["confs"][0]["obs_dims"] == [28, 28]
     done = cli("info", "ManySegmentCheetah", cwd=tmp_path, check=False)
-    assert done.returncode == 1 and "unknown task 'ManySegmentCheetah'" in done.stderr
+    assert done.returncode == 2 and "unknown task 'ManySegmentCheetah'" in done.stderr

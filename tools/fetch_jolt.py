@@ -27,7 +27,6 @@ import html.parser
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -52,26 +51,59 @@ def is_jolt_source(folder: pathlib.Path) -> bool:
     return (folder / "Build" / "CMakeLists.txt").is_file() and (folder / "Jolt" / "Jolt.h").is_file()
 
 
-def configured_indexes() -> list[str]:
-    """pip's index-url (PIP_INDEX_URL, then pip's config files), then its extra-index-urls."""
-    index = os.environ.get("PIP_INDEX_URL", "")
-    extra = os.environ.get("PIP_EXTRA_INDEX_URL", "").split()
-    if not index:
+def pip_config_files() -> list[pathlib.Path]:
+    """pip's configuration files, lowest precedence first (pip's own order:
+    global, user, site), or only PIP_CONFIG_FILE's when it is set. Read here
+    rather than through ``pip config``: inside pip's isolated build
+    environment, where CMake runs this script during ``pip install .``, pip
+    itself cannot be imported."""
+    own = os.environ.get("PIP_CONFIG_FILE")
+    if own:
+        return [] if own == os.devnull else [pathlib.Path(own)]
+    xdg_dirs = os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg"
+    files = [pathlib.Path(d) / "pip" / "pip.conf" for d in reversed(xdg_dirs.split(os.pathsep)) if d]
+    files.append(pathlib.Path("/etc/pip.conf"))
+    home = pathlib.Path(os.path.expanduser("~"))
+    files.append(home / ".pip" / "pip.conf")
+    files.append(pathlib.Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+    # The site file of the environment pip installs into (the venv, not pip's build overlay).
+    prefix = os.environ.get("VIRTUAL_ENV") or sys.prefix
+    files.append(pathlib.Path(prefix) / "pip.conf")
+    return files
+
+
+def pip_setting(name: str) -> str:
+    """pip's setting `name` (index-url, extra-index-url, find-links) as pip
+    sees it for `pip install`: PIP_<NAME>, else the last of its config files
+    that sets it ([install] over [global])."""
+    value = os.environ.get("PIP_" + name.upper().replace("-", "_"))
+    if value is not None:
+        return value
+    for path in reversed(pip_config_files()):
+        config = configparser.RawConfigParser()
         try:
-            out = subprocess.run(
-                [sys.executable, "-m", "pip", "config", "list"],
-                capture_output=True, text=True, timeout=60, check=False,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        for line in out.splitlines():
-            key, _, value = line.partition("=")
-            value = value.strip().strip("'\"")
-            if key.endswith(".index-url") and not index:
-                index = value
-            elif key.endswith(".extra-index-url") and not extra:
-                extra = value.split()
-    return [index or DEFAULT_INDEX] + extra
+            config.read(path, encoding="utf-8")
+        except (OSError, configparser.Error, UnicodeDecodeError):
+            continue
+        for section in ("install", "global"):
+            if config.has_option(section, name):
+                return config.get(section, name)
+    return ""
+
+
+def configured_indexes() -> list[str]:
+    """pip's index-url (default PyPI's), then its extra-index-urls."""
+    index = pip_setting("index-url").split()
+    return [index[0] if index else DEFAULT_INDEX] + pip_setting("extra-index-url").split()
+
+
+def find_links_archive() -> pathlib.Path | None:
+    """FILENAME in one of pip's find-links folders, where it may already be."""
+    for place in pip_setting("find-links").split():
+        folder = pathlib.Path(urllib.parse.urlsplit(place).path if place.startswith("file:") else place)
+        if (folder / FILENAME).is_file():
+            return folder / FILENAME
+    return None
 
 
 class Anchors(html.parser.HTMLParser):
@@ -99,6 +131,8 @@ class Anchors(html.parser.HTMLParser):
 def resolve(index: str) -> str:
     """The download URL of FILENAME in `index`'s project page (PEP 503 HTML)."""
     page = index.rstrip("/") + "/" + PROJECT + "/"
+    if page.startswith("file:"):  # a local index folder: its page is the folder's index.html, as pip reads it
+        page += "index.html"
     request = urllib.request.Request(page, headers={"Accept": "text/html"})
     with urllib.request.urlopen(request, timeout=60) as response:
         text = response.read().decode("utf-8", "replace")
@@ -115,6 +149,10 @@ def resolve(index: str) -> str:
 def download(cache: pathlib.Path) -> pathlib.Path:
     archive = cache / FILENAME
     if archive.is_file() and sha256(archive) == SHA256:
+        return archive
+    local = find_links_archive()
+    if local is not None and sha256(local) == SHA256:
+        shutil.copyfile(local, archive)
         return archive
     errors = []
     for index in configured_indexes():

@@ -4,7 +4,9 @@ Every registered task gets ``docs/tasks/<name>.md``: its docstring table (the
 registration line's, turned from reStructuredText into Markdown), its keyword
 arguments with their defaults and allowed values, its observation and action
 spaces (read from a constructed env, so they cannot disagree with the code),
-and the GIFs of it that ``docs/media/`` holds. ``docs/tasks/index.md`` lists
+and the GIFs of it that ``docs/media/`` holds, or, where there is none, a frame
+of it rendered beside the page (``docs/tasks/<name>.png``, 400x300, after
+``reset(seed=0)``). ``docs/tasks/index.md`` lists
 them. The pages are written before Sphinx reads its sources and are not
 committed (``docs/tasks/.gitignore``), so a task registered, renamed or
 re-documented in C++ shows on the next build with nothing to regenerate.
@@ -212,6 +214,41 @@ def page_name(spec) -> str:
     return spec.name
 
 
+def frame_name(spec) -> str:
+    """The frame a page without a GIF shows, rendered beside the page when the site is built."""
+    return f"{spec.name}.png"
+
+
+FRAME_SIZE = (400, 300)
+
+
+def render_frame(spec) -> bytes:
+    """One frame of ``spec`` after ``reset(seed=0)``, as PNG bytes (MuJoCo's renderer, headless)."""
+    import io
+
+    from PIL import Image
+
+    if spec.is_game:
+        import joltgym_marl
+
+        env = getattr(joltgym_marl, spec.module_name).parallel_env(render_mode="rgb_array", width=FRAME_SIZE[0],
+                                                                   height=FRAME_SIZE[1])
+    else:
+        import gymnasium
+
+        import joltgym_marl  # noqa: F401  (registers the ids)
+
+        env = gymnasium.make(spec.env_id, render_mode="rgb_array", width=FRAME_SIZE[0], height=FRAME_SIZE[1])
+    try:
+        env.reset(seed=0)
+        frame = env.render()
+    finally:
+        env.close()
+    out = io.BytesIO()
+    Image.fromarray(frame).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
 def heading(spec) -> str:
     return f"{spec.title} (`{spec.env_id}`)"
 
@@ -256,8 +293,9 @@ def task_page(spec) -> str:
         caption = GIF_CAPTIONS.get(gif.name, f"{spec.title} ({gif.name}).")
         p += [f"![{caption}](../media/{gif.name})", "", f"*{inline(caption)}*", ""]
     if not shown:
-        p += [f"No recording of {spec.title} is in `docs/media/` yet; "
-              "[`examples/record_video.py`](../guides/rendering.md) makes one.", ""]
+        caption = f"{spec.title} after its reset (seed 0), rendered when the site was built"
+        p += [f"![{caption}]({frame_name(spec)})", "", f"*{caption}; "
+              "[`python -m joltgym_marl record`](../guides/rendering.md) makes a video of it.*", ""]
     p += ["## Make it", ""] + how_to_make(spec) + [""]
     p += ["## The task", "", rst_to_markdown(spec.doc)]
     p += ["## Spaces", ""] + spaces(spec) + [""]
@@ -306,24 +344,34 @@ def pages() -> dict[str, str]:
     return out
 
 
+def _write_if_changed(path: Path, data: bytes) -> None:
+    if not path.exists() or path.read_bytes() != data:
+        # Written beside it, then renamed: another build reading the
+        # folder at the same time (two test workers) sees the old file
+        # or the new one, never half of one.
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+
+
 def write_pages(root: Path) -> list[Path]:
-    """Writes the pages under ``root`` (rewriting a file only when it changed, so
-    Sphinx rebuilds only what did) and removes pages of tasks no longer registered."""
+    """Writes the pages under ``root``, and the frame of each task that has no GIF
+    (rewriting a file only when it changed, so Sphinx rebuilds only what did), and
+    removes the files of tasks no longer registered."""
+    from joltgym_marl.registry import TASKS
+
     folder = root / TASK_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    fresh = {relative: text.encode() for relative, text in pages().items()}
+    for spec in TASKS.values():
+        if not gifs(spec.name):
+            fresh[f"{TASK_DIR}/{frame_name(spec)}"] = render_frame(spec)
     written = []
-    fresh = pages()
-    for relative, text in fresh.items():
+    for relative, data in fresh.items():
         path = root / relative
-        if not path.exists() or path.read_text() != text:
-            # Written beside it, then renamed: another build reading the
-            # folder at the same time (two test workers) sees the old page
-            # or the new one, never half of one.
-            partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-            partial.write_text(text)
-            os.replace(partial, path)
+        _write_if_changed(path, data)
         written.append(path)
-    for stale in folder.glob("*.md"):
+    for stale in [*folder.glob("*.md"), *folder.glob("*.png")]:
         if f"{TASK_DIR}/{stale.name}" not in fresh:
             stale.unlink()
     return written

@@ -23,7 +23,6 @@ very numbers, and handed back after.
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from typing import Any, ClassVar
 
@@ -165,11 +164,7 @@ class NativeMujocoEnv(Reconstructible, MujocoEnv):
             rendering.prefer_headless_gl()
             import mujoco
 
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "model.mjb")
-                with open(path, "wb") as f:
-                    f.write(self._core.model_mjb())
-                model = mujoco.MjModel.from_binary_path(path)
+            model = rendering.model_from_mjb(mujoco, self._core.model_mjb())
             # As MujocoEnv: grow (never shrink) the offscreen buffer to the frame size.
             model.vis.global_.offwidth = max(model.vis.global_.offwidth, self.width)
             model.vis.global_.offheight = max(model.vis.global_.offheight, self.height)

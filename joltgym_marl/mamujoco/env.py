@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
-import tempfile
 import threading
 from typing import Any, ClassVar
 
@@ -251,11 +249,7 @@ class _V5Renderer:
         import mujoco
         from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
 
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "world.mjb")
-            with open(path, "wb") as f:
-                f.write(pool.model_mjb())
-            self.model = mujoco.MjModel.from_binary_path(path)
+        self.model = rendering.model_from_mjb(mujoco, pool.model_mjb())
         self.model.vis.global_.offwidth = options["width"]
         self.model.vis.global_.offheight = options["height"]
         self.data = mujoco.MjData(self.model)

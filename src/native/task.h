@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,9 @@ struct TaskInfo {
   std::string reference_id;  // the env it reproduces: "HalfCheetah-v5" (Gymnasium), or ""
   std::string agent_prefix;  // games: agents are "<prefix>_<k>" and their bodies "<prefix>_<k>/..."
   int max_episode_steps = 1000;  // truncation (max_cycles for games)
+  // The return at which the task counts as solved: Gymnasium's reward_threshold of the env
+  // it reproduces (the id's registration carries it), or none where that env has none.
+  std::optional<double> reward_threshold;
   std::string doc;           // the docstring: action / observation / reward / info table
   std::vector<ParamSpec> params;
   TaskFactory factory;
@@ -316,10 +320,12 @@ TaskInfo RunsOnJolt(TaskInfo info, const EngineOptions& defaults = {});
 void RequireEngine(const TaskInfo& info, const std::string& engine);
 
 // A single-agent robot reproducing Gymnasium's "<title>-v5" as
-// "joltgym_marl/<title>-v0".
+// "joltgym_marl/<title>-v0", with that env's max_episode_steps and
+// reward_threshold.
 template <typename T>
 TaskInfo SingleAgentTask(std::string name, std::string title, std::vector<ParamSpec> params,
-                         std::string doc, int max_episode_steps = 1000) {
+                         std::string doc, int max_episode_steps,
+                         std::optional<double> reward_threshold) {
   TaskInfo info;
   info.name = std::move(name);
   info.kind = TaskKind::kSingleAgent;
@@ -327,6 +333,7 @@ TaskInfo SingleAgentTask(std::string name, std::string title, std::vector<ParamS
   info.reference_id = title + "-v5";
   info.title = std::move(title);
   info.max_episode_steps = max_episode_steps;
+  info.reward_threshold = reward_threshold;
   info.doc = std::move(doc);
   info.params = std::move(params);
   info.factory = [](const Params& p) { return std::make_shared<T>(p); };
@@ -365,7 +372,9 @@ class TaskRegistry {
 };
 
 // Each task file registers itself with one line:
-//   const TaskRegistration kRegistration(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc));
+//   const TaskRegistration kRegistration(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc,
+//                                                                /*max_episode_steps=*/1000,
+//                                                                /*reward_threshold=*/3800.0));
 struct TaskRegistration {
   explicit TaskRegistration(TaskInfo info) { TaskRegistry::Get().Add(std::move(info)); }
 };

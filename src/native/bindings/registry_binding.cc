@@ -85,7 +85,8 @@ py::dict Describe(const TaskInfo& info) {
   py::dict out(py::arg("name") = info.name, py::arg("kind") = single ? "single_agent" : "game",
                py::arg("title") = info.title, py::arg("env_id") = info.env_id,
                py::arg("reference_id") = info.reference_id, py::arg("agent_prefix") = info.agent_prefix,
-               py::arg("max_episode_steps") = info.max_episode_steps, py::arg("doc") = info.doc,
+               py::arg("max_episode_steps") = info.max_episode_steps,
+               py::arg("reward_threshold") = py::cast(info.reward_threshold), py::arg("doc") = info.doc,
                py::arg("params") = params, py::arg("names") = names,
                py::arg("engines") = py::cast(info.engines));
   return out;

@@ -143,7 +143,10 @@ std::vector<ParamSpec> Spec() {
   return spec;
 }
 
-const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Ant>("ant", "Ant", Spec(), kDoc), kAntJoltOptions));
+const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Ant>("ant", "Ant", Spec(), kDoc,
+                                                                    /*max_episode_steps=*/1000,
+                                                                    /*reward_threshold=*/6000.0),
+                                                kAntJoltOptions));
 
 }  // namespace
 }  // namespace joltgym

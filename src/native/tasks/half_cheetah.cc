@@ -79,7 +79,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(
-    RunsOnJolt(SingleAgentTask<HalfCheetah>("half_cheetah", "HalfCheetah", Spec(), kDoc)));
+    RunsOnJolt(SingleAgentTask<HalfCheetah>("half_cheetah", "HalfCheetah", Spec(), kDoc,
+                                            /*max_episode_steps=*/1000, /*reward_threshold=*/4800.0)));
 
 }  // namespace
 }  // namespace joltgym

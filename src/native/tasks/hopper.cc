@@ -69,7 +69,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Hopper>("hopper", "Hopper", Spec(), kDoc,
-                                                              /*max_episode_steps=*/1000)));
+                                                              /*max_episode_steps=*/1000,
+                                                              /*reward_threshold=*/3800.0)));
 
 }  // namespace
 }  // namespace joltgym

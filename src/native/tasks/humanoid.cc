@@ -135,7 +135,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(
-    RunsOnJolt(SingleAgentTask<Humanoid>("humanoid", "Humanoid", Spec(), kDoc)));
+    RunsOnJolt(SingleAgentTask<Humanoid>("humanoid", "Humanoid", Spec(), kDoc, /*max_episode_steps=*/1000,
+                                         /*reward_threshold=*/std::nullopt)));
 
 }  // namespace
 }  // namespace joltgym

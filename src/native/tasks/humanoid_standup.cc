@@ -113,7 +113,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<HumanoidStandup>(
-    "humanoid_standup", "HumanoidStandup", Spec(), kDoc, /*max_episode_steps=*/1000)));
+    "humanoid_standup", "HumanoidStandup", Spec(), kDoc, /*max_episode_steps=*/1000,
+    /*reward_threshold=*/std::nullopt)));
 
 }  // namespace
 }  // namespace joltgym

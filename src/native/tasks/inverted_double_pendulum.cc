@@ -119,7 +119,7 @@ std::vector<ParamSpec> Spec() {
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<InvertedDoublePendulum>(
     "inverted_double_pendulum", "InvertedDoublePendulum", Spec(), kDoc,
-    /*max_episode_steps=*/1000)));
+    /*max_episode_steps=*/1000, /*reward_threshold=*/9100.0)));
 
 }  // namespace
 }  // namespace joltgym

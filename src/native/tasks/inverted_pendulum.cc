@@ -87,7 +87,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<InvertedPendulum>(
-    "inverted_pendulum", "InvertedPendulum", Spec(), kDoc, /*max_episode_steps=*/1000)));
+    "inverted_pendulum", "InvertedPendulum", Spec(), kDoc, /*max_episode_steps=*/1000,
+    /*reward_threshold=*/950.0)));
 
 }  // namespace
 }  // namespace joltgym

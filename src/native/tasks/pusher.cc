@@ -153,7 +153,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(SingleAgentTask<Pusher>("pusher", "Pusher", Spec(), kDoc,
-                                                             /*max_episode_steps=*/100));
+                                                             /*max_episode_steps=*/100,
+                                                             /*reward_threshold=*/0.0));
 
 }  // namespace
 }  // namespace joltgym

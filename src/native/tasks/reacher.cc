@@ -139,7 +139,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(SingleAgentTask<Reacher>("reacher", "Reacher", Spec(), kDoc,
-                                                              /*max_episode_steps=*/50));
+                                                              /*max_episode_steps=*/50,
+                                                              /*reward_threshold=*/-3.75));
 
 }  // namespace
 }  // namespace joltgym

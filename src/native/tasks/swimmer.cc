@@ -110,7 +110,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Swimmer>("swimmer", "Swimmer", Spec(), kDoc,
-                                                                         /*max_episode_steps=*/1000)));
+                                                                         /*max_episode_steps=*/1000,
+                                                                         /*reward_threshold=*/360.0)));
 
 }  // namespace
 }  // namespace joltgym

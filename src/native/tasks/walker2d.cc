@@ -45,7 +45,8 @@ std::vector<ParamSpec> Spec() {
 }
 
 const TaskRegistration kRegistration(RunsOnJolt(SingleAgentTask<Walker2d>("walker2d", "Walker2d", Spec(), kDoc,
-                                                                /*max_episode_steps=*/1000)));
+                                                                /*max_episode_steps=*/1000,
+                                                                /*reward_threshold=*/std::nullopt)));
 
 }  // namespace
 }  // namespace joltgym
