@@ -49,6 +49,12 @@ evaluation.
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread for NumPy (a zoo policy's small matrix products on many threads cost 50 times more);
+# set before NumPy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 import argparse
 import csv
 import json

@@ -159,7 +159,7 @@ def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | 
             args.robot = entry.robot
         if "form" in spec.defaults():
             overrides.setdefault("form", "gym_compete")
-    if "ctrl_cost_weight" in spec.defaults():
+    if "ctrl_cost_weight" in spec.defaults() and overrides.get("form", "default") == "default":
         overrides.setdefault("ctrl_cost_weight", args.ctrl_cost)
     args.game_kwargs = overrides
     if args.out is None:

@@ -123,7 +123,7 @@ def _entries() -> tuple[ZooEntry, ...]:
                             f"sumo/humans/agent_parameters-v{v}.pkl", "lstm", 395, 17))
     for robot, folder, dims in (("ant", "ants", (122, 8)), ("humanoid", "humans", (380, 17))):
         for seat in (0, 1):
-            out.append(ZooEntry("run_to_goal_v0", robot, f"runner{seat + 1}", f"{robot}_{seat}", seat, 1,
+            out.append(ZooEntry("run_to_goal_v0", robot, f"runner{seat + 1}", f"agent_{seat}", seat, 1,
                                 f"run-to-goal/{folder}/agent{seat + 1}_parameters-v1.pkl", "mlp", *dims))
     # gym-compete's you-shall-not-pass lists the blocker first (agent1 files), the walker second;
     # joltgym_marl's lists walker_0 first.

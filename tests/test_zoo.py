@@ -50,7 +50,7 @@ def test_find():
         "kick-and-defend/defender/agent2_parameters-v2.pkl"
     # gym-compete lists the blocker first: its agent1 file is the blocker
     assert zoo.find("you-shall-not-pass", agent="blocker_0").path == "you-shall-not-pass/agent1_parameters-v1pkl"
-    assert zoo.find("run_to_goal_v0", agent="ant_1").path == "run-to-goal/ants/agent2_parameters-v1.pkl"
+    assert zoo.find("run_to_goal_v0", agent="agent_1").path == "run-to-goal/ants/agent2_parameters-v1.pkl"
     with pytest.raises(ValueError, match=r"version should be one of \[1, 2, 3, 4\].*got 5"):
         zoo.find("sumo_v0", version=5)
     with pytest.raises(ValueError, match=r"agent should be one of 'keeper_0', 'kicker_0'.*got 'goalie'"):
