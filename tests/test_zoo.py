@@ -293,6 +293,7 @@ def _default_form_policy(game, seed=0, **kwargs):
     return zoo.ZooPolicy(zoo.random_params("lstm", D, A, seed=seed, scale=0.1), "lstm", D, A, stochastic=True)
 
 
+@pytest.mark.filterwarnings("ignore:.*A Box .* space (minimum|maximum) value is -?infinity:UserWarning")
 def test_zoo_opponent_env_passes_check_env():
     from gymnasium.utils.env_checker import check_env
 
@@ -330,3 +331,46 @@ def test_zoo_opponent_env_bad_arguments():
     small = zoo.ZooPolicy(zoo.random_params("mlp", 7, 8), "mlp", 7, 8)
     with pytest.raises(ValueError, match=r"takes 7 observations and gives 8 actions; ant_1 of sumo_v0"):
         zoo.ZooOpponentEnv("sumo_v0", small, form=None)
+
+
+# -- the zoo in the games' gym-compete form ----------------------------------------------------------
+
+
+def _zoo_copy(tmp_path, entry, seed=0):
+    """The suite's own file in the archive's place for ``entry`` (random weights)."""
+    target = tmp_path / "agent-zoo" / entry.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    zoo.write_params(target, zoo.random_params(entry.kind, entry.obs_dim, entry.act_dim, seed=seed, scale=0.1))
+    return target
+
+
+@pytest.mark.parametrize("entry", zoo.CATALOGUE, ids=lambda e: e.name)
+def test_every_file_fits_its_seat_in_the_gym_compete_form(entry):
+    from joltgym_marl import MULTI_AGENT_ENVS
+
+    env = MULTI_AGENT_ENVS[entry.game].parallel_env(**entry.game_kwargs())
+    agents = env.possible_agents if entry.agent is None else [entry.agent]
+    for agent in agents:
+        assert agent in env.possible_agents
+        assert env.observation_space(agent).shape == (entry.obs_dim,)
+        assert env.action_space(agent).shape == (entry.act_dim,)
+    env.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*A Box .* space (minimum|maximum) value is -?infinity:UserWarning")
+def test_zoo_opponent_env_on_the_gym_compete_form(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
+    keeper = _zoo_copy(tmp_path, zoo.find("kick_and_defend_v0", agent="keeper_0"))
+    env = zoo.ZooOpponentEnv("kick_and_defend_v0", keeper, max_cycles=20)
+    assert (env.agent, env.opponent) == ("kicker_0", "keeper_0")
+    assert env.observation_space.shape == (384,) and env.action_space.shape == (17,)
+    check_env(env, skip_render_check=True)
+    with pytest.raises(ValueError, match="plays keeper_0; agent should be another of"):
+        zoo.ZooOpponentEnv("kick_and_defend_v0", keeper, agent="keeper_0")
+    sumo = _zoo_copy(tmp_path, zoo.find("sumo_v0", robot="humanoid", version=2))
+    env = zoo.ZooOpponentEnv("sumo_v0", sumo, max_cycles=5)  # the file names the robot
+    assert env.observation_space.shape == (395,) and env.agent == "humanoid_0"
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    assert "outcome" in info and info["opponent_action"].shape == (17,)
