@@ -127,8 +127,8 @@ def main() -> None:
 
 def single_agent_checkpoint(path: str) -> bool:
     """Whether ``path`` is a file saved by cleanrl_ppo_continuous.py --save-model (not a self-play checkpoint)."""
-    if path in ("still", "random", "scripted") or not Path(path).is_file():
-        return False
+    if path in ("still", "random", "scripted") or not Path(path).is_file() or path.endswith("pkl"):
+        return False  # a baseline, or a zoo file (agent-zoo/*.pkl; not torch's)
     import torch
     from cleanrl_ppo_continuous import CHECKPOINT_FORMAT
 
