@@ -213,7 +213,8 @@ class Trainer:
 
     def baselines(self) -> list[str]:
         """The opponents every evaluation plays: still, random, scripted (where the game has one), zoo."""
-        return [b for b in BASELINES if b != "scripted" or self.scripted] + (["zoo"] if self.zoo_players else [])
+        found = [b for b in BASELINES if b != "scripted" or self.scripted] + (["zoo"] if self.zoo_players else [])
+        return [b for b in found if self.args.eval_against is None or b in self.args.eval_against]
 
     def baseline(self, kind: str, seat: int) -> Player:
         game = self.game
