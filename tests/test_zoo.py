@@ -5,6 +5,7 @@ archive's weights carry no licence and are never downloaded or shipped."""
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -374,3 +375,27 @@ def test_zoo_opponent_env_on_the_gym_compete_form(tmp_path):
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert "outcome" in info and info["opponent_action"].shape == (17,)
+
+
+def test_bansal_zoo_benchmark_runs_on_the_suites_own_files(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import joltgym_marl
+
+    for i, entry in enumerate(zoo.CATALOGUE):
+        _zoo_copy(tmp_path, entry, seed=i)
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(Path(joltgym_marl.__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.bansal_zoo", "--zoo", str(tmp_path / "agent-zoo"),
+                           "--games", "you_shall_not_pass", "--bouts", "2", "--worlds", "2", "--bars",
+                           "--out", str(tmp_path / "out.md")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| you_shall_not_pass_walker_v1 vs still | 2 |" in proc.stdout
+    assert "the walker crosses against a still blocker (>= 80%)" in proc.stdout
+    assert (tmp_path / "out.md").read_text().startswith("Bansal et al.'s zoo")
+    missing = subprocess.run([sys.executable, "-m", "benchmarks.bansal_zoo", "--zoo", str(tmp_path / "nowhere")],
+                             cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "lacks 19 of the zoo's 19 files" in missing.stderr
