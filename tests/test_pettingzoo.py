@@ -54,8 +54,13 @@ EXTRA_VARIANTS = {
         "3-shared_track": dict(num_agents=3, layout="shared_track"),
         "1-finish_line": dict(num_agents=1, finish_line=0.3, max_cycles=400),
     },
-    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None)},
-    "run_to_goal_v0": {"humanoid": dict(robot="humanoid")},
+    "sumo_v0": {"humanoid": dict(robot="humanoid"), "drawn_ring": dict(ring_radius=None),
+                "gym_compete": dict(form="gym_compete"),
+                "gym_compete-humanoid": dict(form="gym_compete", robot="humanoid")},
+    "run_to_goal_v0": {"humanoid": dict(robot="humanoid"), "gym_compete": dict(form="gym_compete"),
+                       "gym_compete-humanoid": dict(form="gym_compete", robot="humanoid")},
+    "you_shall_not_pass_v0": {"gym_compete": dict(form="gym_compete")},
+    "kick_and_defend_v0": {"gym_compete": dict(form="gym_compete")},
 }
 
 

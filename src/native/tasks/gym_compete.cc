@@ -16,13 +16,13 @@
 namespace joltgym {
 namespace {
 
-constexpr int kFrameSkip = 5;          // MultiAgentScene: MujocoEnv(xml_path, 5)
-constexpr double kGoalReward = 1000.0;  // GOAL_REWARD
-constexpr double kQposNoise = 0.1;     // MultiAgentScene.reset_model: U(-.1, .1) on qpos,
-constexpr double kQvelNoise = 0.1;     // .1 N(0, 1) on qvel, every coordinate of the world
+constexpr int kFrameSkip = 5;              // MultiAgentScene: MujocoEnv(xml_path, 5)
+constexpr double kGoalReward = 1000.0;     // GOAL_REWARD
+constexpr double kQposNoise = 0.1;         // MultiAgentScene.reset_model: U(-.1, .1) on qpos,
+constexpr double kQvelNoise = 0.1;         // .1 N(0, 1) on qvel, every coordinate of the world
 constexpr int kDefaultEpisodeSteps = 500;  // max_episode_steps of the registered games
-constexpr double kGoalX = 4.0;         // the goal lines at x = +-4 (rightgoal, leftgoal)
-constexpr double kTargetY = 3.0;       // HumanoidKicker.TARGET_Y, KickAndDefend.GOAL_Y
+constexpr double kGoalX = 4.0;             // the goal lines at x = +-4 (rightgoal, leftgoal)
+constexpr double kTargetY = 3.0;           // HumanoidKicker.TARGET_Y, KickAndDefend.GOAL_Y
 
 enum Slot {
   kSteps = 0,    // _elapsed_steps
@@ -74,12 +74,14 @@ class GymCompeteGame final : public Task {
       for (int j = 0; j < m->njnt; ++j) {
         if (m->jnt_bodyid[j] >= torso && m->jnt_bodyid[j] < torso + a.nbody) last_joint = j;
       }
-      const int end_q = m->jnt_qposadr[last_joint] + (m->jnt_type[last_joint] == mjJNT_FREE ? 7 : 1);
+      const int end_q =
+          m->jnt_qposadr[last_joint] + (m->jnt_type[last_joint] == mjJNT_FREE ? 7 : 1);
       const int end_v = m->jnt_dofadr[last_joint] + (m->jnt_type[last_joint] == mjJNT_FREE ? 6 : 1);
       a.nq = end_q - a.index.qpos_base;
       a.nv = end_v - a.index.qvel_base;
       for (int g = 0; g < m->ngeom; ++g) {
-        if (m->geom_bodyid[g] >= torso && m->geom_bodyid[g] < torso + a.nbody) a.index.geom_end = g + 1;
+        if (m->geom_bodyid[g] >= torso && m->geom_bodyid[g] < torso + a.nbody)
+          a.index.geom_end = g + 1;
       }
       a.nu = 0;
       for (int u = 0; u < m->nu; ++u) {
@@ -109,7 +111,8 @@ class GymCompeteGame final : public Task {
         platforms_.push_back({m->body_mocapid[body], m->geom_size[3 * geom]});
         arena_height_ = 2.0 * m->geom_size[3 * geom + 1];
       }
-      if (platforms_.empty()) throw BadValue(path + ": a sumo scene needs platform_0, platform_1, ...");
+      if (platforms_.empty())
+        throw BadValue(path + ": a sumo scene needs platform_0, platform_1, ...");
     }
     const Agent& a = agents_[0];
     int dim = 0;
@@ -177,7 +180,8 @@ class GymCompeteGame final : public Task {
       const double r = scratch[kRadius];
       const double min_gap = 0.3 + form_.min_radius / 2.0;
       for (int k = 0; k < num_agents(); ++k) {
-        const double x = k % 2 == 0 ? rng.Uniform(-r + min_gap, -0.3) : rng.Uniform(0.3, r - min_gap);
+        const double x =
+            k % 2 == 0 ? rng.Uniform(-r + min_gap, -0.3) : rng.Uniform(0.3, r - min_gap);
         const double y_lim = std::sqrt(std::fmax(r * r - x * x, 0.0));
         const double y = rng.Uniform(-y_lim + min_gap, y_lim - min_gap);
         d->qpos[agents_[k].index.qpos_base] = x;
@@ -210,7 +214,8 @@ class GymCompeteGame final : public Task {
     }
   }
 
-  bool Step(mjData* d, double* scratch, const float* actions, const StepOutput& out) const override {
+  bool Step(mjData* d, double* scratch, const float* actions,
+            const StepOutput& out) const override {
     const mjModel* m = model();
     const int n = num_agents();
     double com_before[2];
@@ -242,6 +247,8 @@ class GymCompeteGame final : public Task {
         ended = KickAndDefend(d, scratch, move, outcome, goal, timeout);
         break;
     }
+    // Without the owner's truncation (max_cycles=None) the game's own 500 steps end it.
+    if (timeout && episode_limit() == 0) ended = true;
     const int width = info_layout().width();
     for (int k = 0; k < n; ++k) {
       out.reward[k] = goal[k] + move[k].reward;
@@ -302,7 +309,8 @@ class GymCompeteGame final : public Task {
       // get_other_qpos: the world's qpos without the agent's own.
       const double* other = obs;
       obs = Copy(obs, d->qpos, a.index.qpos_base);
-      obs = Copy(obs, d->qpos + a.index.qpos_base + a.nq, static_cast<int>(m->nq) - a.index.qpos_base - a.nq);
+      obs = Copy(obs, d->qpos + a.index.qpos_base + a.nq,
+                 static_cast<int>(m->nq) - a.index.qpos_base - a.nq);
       if (IsFighter(a.role)) {
         *obs++ = other[0] - q[0];
         *obs++ = other[1] - q[1];
@@ -437,7 +445,8 @@ class GymCompeteGame final : public Task {
 
   // MultiAgentEnv.goal_rewards and _get_done: one agent past its goal line
   // wins; both, a draw; the episode also ends when both have fallen.
-  bool RunToGoal(const mjData* d, const Move* move, Outcome* outcome, double* goal, bool timeout) const {
+  bool RunToGoal(const mjData* d, const Move* move, Outcome* outcome, double* goal,
+                 bool timeout) const {
     bool reached[2];
     for (int k = 0; k < 2; ++k) {
       const double x = d->subtree_com[3 * agents_[k].index.body_base];
@@ -467,7 +476,8 @@ class GymCompeteGame final : public Task {
     bool fallen[2], past[2];
     for (int k = 0; k < 2; ++k) {
       const mjtNum* q = d->qpos + agents_[k].index.qpos_base;
-      const double limit = (agents_[k].role == GymCompeteRole::kAntFighter ? 0.3 : 0.5) + arena_height_;
+      const double limit =
+          (agents_[k].role == GymCompeteRole::kAntFighter ? 0.3 : 0.5) + arena_height_;
       fallen[k] = !(q[2] > limit);
       past[k] = std::sqrt(q[0] * q[0] + q[1] * q[1]) > scratch[kRadius];
     }
@@ -536,19 +546,21 @@ class GymCompeteGame final : public Task {
   // both players down or the time up: the keeper wins (+500 each for having
   // touched the ball and for standing); the keeper more than 2.5 m from its
   // line: a foul, neither wins (-1000 for the keeper).
-  bool KickAndDefend(const mjData* d, double* scratch, const Move* move, Outcome* outcome, double* goal,
-                     bool timeout) const {
+  bool KickAndDefend(const mjData* d, double* scratch, const Move* move, Outcome* outcome,
+                     double* goal, bool timeout) const {
     int kicker = 0, keeper = 1;
     if (agents_[0].role != GymCompeteRole::kKicker) std::swap(kicker, keeper);
     const mjtNum* ball = d->qpos + ball_qpos_;
     const mjtNum* ball_v = d->qvel + ball_qvel_;
     bool ball_out = ball[0] > kGoalX;  // past the goal line, or turned back
-    if (ball_v[0] < 0 && std::sqrt(ball_v[0] * ball_v[0] + ball_v[1] * ball_v[1] + ball_v[2] * ball_v[2]) > 1)
+    if (ball_v[0] < 0 &&
+        std::sqrt(ball_v[0] * ball_v[0] + ball_v[1] * ball_v[1] + ball_v[2] * ball_v[2]) > 1)
       ball_out = true;
     const AgentIndex& kp = agents_[keeper].index;
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& c = d->contact[i];
-      if (c.geom[0] == ball_geom_ && c.geom[1] >= kp.geom_begin && c.geom[1] < kp.geom_end && c.dist < 0)
+      if (c.geom[0] == ball_geom_ && c.geom[1] >= kp.geom_begin && c.geom[1] < kp.geom_end &&
+          c.dist < 0)
         scratch[kTouched] = 1.0;
     }
     if (ball[0] > kGoalX && std::fabs(ball[1]) <= kTargetY) {
@@ -582,12 +594,14 @@ class GymCompeteGame final : public Task {
   std::vector<Platform> platforms_;
   double arena_height_ = 0.0;
   int ball_qpos_ = -1, ball_qvel_ = -1, ball_geom_ = -1;
-  int outcome_ = -1, ring_radius_ = -1, reward_outcome_ = -1, reward_move_ = -1, reward_forward_ = -1,
-      reward_ctrl_ = -1, reward_contact_ = -1, reward_survive_ = -1, touched_ = -1;
+  int outcome_ = -1, ring_radius_ = -1, reward_outcome_ = -1, reward_move_ = -1,
+      reward_forward_ = -1, reward_ctrl_ = -1, reward_contact_ = -1, reward_survive_ = -1,
+      touched_ = -1;
 };
 
 bool SameValue(const ParamValue& a, const ParamValue& b) {
-  if (a.is_text != b.is_text || a.text != b.text || a.numbers.size() != b.numbers.size()) return false;
+  if (a.is_text != b.is_text || a.text != b.text || a.numbers.size() != b.numbers.size())
+    return false;
   for (std::size_t i = 0; i < a.numbers.size(); ++i) {
     const double x = a.numbers[i], y = b.numbers[i];
     if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
@@ -600,10 +614,10 @@ bool SameValue(const ParamValue& a, const ParamValue& b) {
 TaskInfo WithGymCompeteForm(TaskInfo info, std::function<GymCompeteForm(const Params&)> form_of,
                             std::vector<std::string> shared) {
   const std::vector<ParamSpec> own = info.params;
-  info.params.push_back(StringParam(
-      "form", "default",
-      "'default' (this project's game) or 'gym_compete' (gym-compete's scene, rules and observations, "
-      "for Bansal et al.'s agent zoo; docs/guides/gym_compete.md)"));
+  info.params.push_back(StringParam("form", "default",
+                                    "'default' (this project's game) or 'gym_compete' "
+                                    "(gym-compete's scene, rules and observations, "
+                                    "for Bansal et al.'s agent zoo; docs/guides/gym_compete.md)"));
   info.doc += R"(
 ``form="gym_compete"``: the game as openai/multiagent-competition's gym-compete plays it (its
 scene with MuJoCo 1.31's masses, physics options, resets, per-agent observation vectors and
@@ -617,14 +631,16 @@ game's other keywords keep their defaults. See docs/guides/gym_compete.md.
     if (form != "gym_compete")
       throw BadValue("form should be 'default' or 'gym_compete', got '" + form + "'");
     if (p.Has("engine") && p.String("engine") != "mujoco") {
-      throw BadValue("form='gym_compete' runs on engine='mujoco' only (gym-compete's PGS solver, RK4 and "
-                     "sumo's per-episode platform are MuJoCo's), got engine='" +
-                     p.String("engine") + "'");
+      throw BadValue(
+          "form='gym_compete' runs on engine='mujoco' only (gym-compete's PGS solver, RK4 and "
+          "sumo's per-episode platform are MuJoCo's), got engine='" +
+          p.String("engine") + "'");
     }
     for (const ParamSpec& spec : own) {
       if (std::find(shared.begin(), shared.end(), spec.name) != shared.end()) continue;
       if (!SameValue(p.Get(spec.name), spec.default_value)) {
-        throw BadValue(spec.name + " does not apply to form='gym_compete' (the form is gym-compete's "
+        throw BadValue(spec.name +
+                       " does not apply to form='gym_compete' (the form is gym-compete's "
                        "game as it was); leave it at its default, or use form='default'");
       }
     }

@@ -33,7 +33,7 @@ enum class GymCompeteRole {
 enum class GymCompeteRules { kRunToGoal, kSumo, kYouShallNotPass, kKickAndDefend };
 
 struct GymCompeteForm {
-  std::string scene;                     // MJCF under the asset folder
+  std::string scene;  // MJCF under the asset folder
   GymCompeteRules rules = GymCompeteRules::kRunToGoal;
   std::string agent_prefix;              // agent k's bodies are "<prefix>_<k>/..."
   std::vector<std::string> agent_names;  // empty: "<prefix>_<k>"
