@@ -36,6 +36,12 @@ engine (where the registry says the game runs on it).
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread for NumPy (a zoo policy's small matrix products on many threads cost 50 times more);
+# set before NumPy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 import argparse
 import sys
 from pathlib import Path
@@ -124,8 +130,8 @@ def main() -> None:
 
 def single_agent_checkpoint(path: str) -> bool:
     """Whether ``path`` is a file saved by cleanrl_ppo_continuous.py --save-model (not a self-play checkpoint)."""
-    if path in ("still", "random", "scripted") or not Path(path).is_file():
-        return False
+    if path in ("still", "random", "scripted") or not Path(path).is_file() or path.endswith("pkl"):
+        return False  # a baseline, or a zoo file (agent-zoo/*.pkl; not torch's)
     import torch
     from cleanrl_ppo_continuous import CHECKPOINT_FORMAT
 

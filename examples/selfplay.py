@@ -49,6 +49,12 @@ evaluation.
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread for NumPy (a zoo policy's small matrix products on many threads cost 50 times more);
+# set before NumPy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 import argparse
 import csv
 import json
@@ -207,7 +213,8 @@ class Trainer:
 
     def baselines(self) -> list[str]:
         """The opponents every evaluation plays: still, random, scripted (where the game has one), zoo."""
-        return [b for b in BASELINES if b != "scripted" or self.scripted] + (["zoo"] if self.zoo_players else [])
+        found = [b for b in BASELINES if b != "scripted" or self.scripted] + (["zoo"] if self.zoo_players else [])
+        return [b for b in found if self.args.eval_against is None or b in self.args.eval_against]
 
     def baseline(self, kind: str, seat: int) -> Player:
         game = self.game

@@ -112,6 +112,8 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--init-log-std", type=float, default=-1.0, help="initial log std of the learner's actions")
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--eval-episodes", type=int, default=32, help="bouts against each baseline")
+    p.add_argument("--eval-against", nargs="+", choices=("still", "random", "scripted", "zoo"), default=None,
+                   help="the baselines every evaluation plays (default: all the game has, and the zoo opponent)")
     p.add_argument("--elo-bouts", type=int, default=16, help="bouts per Elo match")
     p.add_argument("--elo-opponents", type=int, default=2, help="earlier checkpoints each checkpoint plays")
     p.add_argument("--elo-k", type=float, default=16.0)
@@ -159,7 +161,7 @@ def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | 
             args.robot = entry.robot
         if "form" in spec.defaults():
             overrides.setdefault("form", "gym_compete")
-    if "ctrl_cost_weight" in spec.defaults():
+    if "ctrl_cost_weight" in spec.defaults() and overrides.get("form", "default") == "default":
         overrides.setdefault("ctrl_cost_weight", args.ctrl_cost)
     args.game_kwargs = overrides
     if args.out is None:

@@ -102,7 +102,8 @@ class Game:
 
     @property
     def shaping(self) -> bool:
-        return SHAPING_OPTION in self.spec.defaults()
+        # form="gym_compete" is gym-compete's game as it was: its own rewards, no shaping option
+        return SHAPING_OPTION in self.spec.defaults() and self.kwargs.get("form", "default") == "default"
 
     def seats(self, role: str) -> list[int]:
         return [i for i, r in enumerate(self.roles) if r == role]

@@ -41,7 +41,7 @@ import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -51,13 +51,17 @@ __all__ = [
     "CATALOGUE",
     "ZooEntry",
     "ZooFormatError",
+    "ZooOpponentEnv",
     "ZooPolicy",
     "catalogue",
+    "entry_for_file",
     "find",
     "layout",
     "load",
     "param_count",
+    "random_params",
     "read_params",
+    "write_params",
 ]
 
 LSTM_HIDDEN = 128
@@ -123,7 +127,7 @@ def _entries() -> tuple[ZooEntry, ...]:
                             f"sumo/humans/agent_parameters-v{v}.pkl", "lstm", 395, 17))
     for robot, folder, dims in (("ant", "ants", (122, 8)), ("humanoid", "humans", (380, 17))):
         for seat in (0, 1):
-            out.append(ZooEntry("run_to_goal_v0", robot, f"runner{seat + 1}", f"{robot}_{seat}", seat, 1,
+            out.append(ZooEntry("run_to_goal_v0", robot, f"runner{seat + 1}", f"agent_{seat}", seat, 1,
                                 f"run-to-goal/{folder}/agent{seat + 1}_parameters-v1.pkl", "mlp", *dims))
     # gym-compete's you-shall-not-pass lists the blocker first (agent1 files), the walker second;
     # joltgym_marl's lists walker_0 first.
@@ -525,14 +529,6 @@ def random_params(kind: str, obs_dim: int, act_dim: int, seed: int = 0, scale: f
         else:
             parts.append(rng.normal(0.0, scale, size))
     return np.concatenate(parts).astype(np.float32)
-
-
-def entries_by_game(entries: Iterable[ZooEntry] = CATALOGUE) -> dict[tuple[str, str | None], list[ZooEntry]]:
-    """Catalogue entries grouped by (game, robot)."""
-    out: dict[tuple[str, str | None], list[ZooEntry]] = {}
-    for e in entries:
-        out.setdefault((e.game, e.robot), []).append(e)
-    return out
 
 
 # --------------------------------------------------------------------------- you against a zoo policy

@@ -5,6 +5,7 @@ archive's weights carry no licence and are never downloaded or shipped."""
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,7 +51,7 @@ def test_find():
         "kick-and-defend/defender/agent2_parameters-v2.pkl"
     # gym-compete lists the blocker first: its agent1 file is the blocker
     assert zoo.find("you-shall-not-pass", agent="blocker_0").path == "you-shall-not-pass/agent1_parameters-v1pkl"
-    assert zoo.find("run_to_goal_v0", agent="ant_1").path == "run-to-goal/ants/agent2_parameters-v1.pkl"
+    assert zoo.find("run_to_goal_v0", agent="agent_1").path == "run-to-goal/ants/agent2_parameters-v1.pkl"
     with pytest.raises(ValueError, match=r"version should be one of \[1, 2, 3, 4\].*got 5"):
         zoo.find("sumo_v0", version=5)
     with pytest.raises(ValueError, match=r"agent should be one of 'keeper_0', 'kicker_0'.*got 'goalie'"):
@@ -293,6 +294,7 @@ def _default_form_policy(game, seed=0, **kwargs):
     return zoo.ZooPolicy(zoo.random_params("lstm", D, A, seed=seed, scale=0.1), "lstm", D, A, stochastic=True)
 
 
+@pytest.mark.filterwarnings("ignore:.*A Box .* space (minimum|maximum) value is -?infinity:UserWarning")
 def test_zoo_opponent_env_passes_check_env():
     from gymnasium.utils.env_checker import check_env
 
@@ -330,3 +332,70 @@ def test_zoo_opponent_env_bad_arguments():
     small = zoo.ZooPolicy(zoo.random_params("mlp", 7, 8), "mlp", 7, 8)
     with pytest.raises(ValueError, match=r"takes 7 observations and gives 8 actions; ant_1 of sumo_v0"):
         zoo.ZooOpponentEnv("sumo_v0", small, form=None)
+
+
+# -- the zoo in the games' gym-compete form ----------------------------------------------------------
+
+
+def _zoo_copy(tmp_path, entry, seed=0):
+    """The suite's own file in the archive's place for ``entry`` (random weights)."""
+    target = tmp_path / "agent-zoo" / entry.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    zoo.write_params(target, zoo.random_params(entry.kind, entry.obs_dim, entry.act_dim, seed=seed, scale=0.1))
+    return target
+
+
+@pytest.mark.parametrize("entry", zoo.CATALOGUE, ids=lambda e: e.name)
+def test_every_file_fits_its_seat_in_the_gym_compete_form(entry):
+    from joltgym_marl import MULTI_AGENT_ENVS
+
+    env = MULTI_AGENT_ENVS[entry.game].parallel_env(**entry.game_kwargs())
+    agents = env.possible_agents if entry.agent is None else [entry.agent]
+    for agent in agents:
+        assert agent in env.possible_agents
+        assert env.observation_space(agent).shape == (entry.obs_dim,)
+        assert env.action_space(agent).shape == (entry.act_dim,)
+    env.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*A Box .* space (minimum|maximum) value is -?infinity:UserWarning")
+def test_zoo_opponent_env_on_the_gym_compete_form(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
+    keeper = _zoo_copy(tmp_path, zoo.find("kick_and_defend_v0", agent="keeper_0"))
+    env = zoo.ZooOpponentEnv("kick_and_defend_v0", keeper, max_cycles=20)
+    assert (env.agent, env.opponent) == ("kicker_0", "keeper_0")
+    assert env.observation_space.shape == (384,) and env.action_space.shape == (17,)
+    check_env(env, skip_render_check=True)
+    with pytest.raises(ValueError, match="plays keeper_0; agent should be another of"):
+        zoo.ZooOpponentEnv("kick_and_defend_v0", keeper, agent="keeper_0")
+    sumo = _zoo_copy(tmp_path, zoo.find("sumo_v0", robot="humanoid", version=2))
+    env = zoo.ZooOpponentEnv("sumo_v0", sumo, max_cycles=5)  # the file names the robot
+    assert env.observation_space.shape == (395,) and env.agent == "humanoid_0"
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    assert "outcome" in info and info["opponent_action"].shape == (17,)
+
+
+def test_bansal_zoo_benchmark_runs_on_the_suites_own_files(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import joltgym_marl
+
+    for i, entry in enumerate(zoo.CATALOGUE):
+        _zoo_copy(tmp_path, entry, seed=i)
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(Path(joltgym_marl.__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.bansal_zoo", "--zoo", str(tmp_path / "agent-zoo"),
+                           "--games", "you_shall_not_pass", "--bouts", "2", "--worlds", "2", "--bars",
+                           "--out", str(tmp_path / "out.md")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| you_shall_not_pass_walker_v1 vs still | 2 |" in proc.stdout
+    assert "the walker crosses against a still blocker (>= 80%)" in proc.stdout
+    assert (tmp_path / "out.md").read_text().startswith("Bansal et al.'s zoo")
+    missing = subprocess.run([sys.executable, "-m", "benchmarks.bansal_zoo", "--zoo", str(tmp_path / "nowhere")],
+                             cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "lacks 19 of the zoo's 19 files" in missing.stderr
