@@ -63,6 +63,9 @@ def _test_fail_thread_starts(count: int) -> None: ...  # test hook: the next `co
 # Test hook: (mjcb_time is the core's forwarder, address of the callback it forwards to or 0).
 def _mujoco_timer_state() -> tuple[bool, int]: ...
 def _test_mujoco_timer_shield(enabled: bool) -> None: ...  # benchmark hook: False stops the shield
+# How np.linalg.norm rounds on this CPU (set at import by joltgym_marl._native's probe of NumPy).
+def _set_numpy_norm_rounding(fused: bool) -> None: ...
+def _numpy_norm_rounding_fused() -> bool: ...
 
 OUTCOME_LABELS: list[str]
 

@@ -210,4 +210,57 @@ def _find_asset_dir() -> Path:
 ASSET_DIR = _find_asset_dir()
 _core.set_asset_dir(str(ASSET_DIR))
 
+
+def numpy_norm_is_fused(samples: int = 64) -> bool | None:
+    """How ``np.linalg.norm`` rounds a short float64 vector in this process.
+
+    Its ``v.dot(v)`` is OpenBLAS's dot, whose kernel is chosen for the CPU at
+    run time: on some CPUs it accumulates with fused multiply-adds, on others
+    it rounds each product. True or False by which of the two reproduces NumPy
+    on random vectors of 2 to 4 entries (the tasks' norms); None if neither does.
+    """
+    import numpy as np
+    from fractions import Fraction
+
+    def fused_multiply_add(a: float, b: float, c: float) -> float:
+        return float(Fraction(a) * Fraction(b) + Fraction(c))  # rounded once
+
+    fused = separate = True
+    rng = np.random.default_rng(20261204)
+    for size in (2, 3, 4):
+        for vector in rng.normal(size=(samples, size)):
+            values = [float(v) for v in vector]
+            with_fma = product = values[0] * values[0]
+            for v in values[1:]:
+                with_fma = fused_multiply_add(v, v, with_fma)
+                product = product + v * v
+            numpy_value = float(np.linalg.norm(vector))
+            fused &= numpy_value == float(np.sqrt(with_fma))
+            separate &= numpy_value == float(np.sqrt(product))
+    if fused != separate:
+        return fused
+    return None
+
+
+def _match_numpy_norm() -> None:
+    """Makes the native np.linalg.norm equal NumPy's on this CPU (task.h, NumpyNorm).
+
+    JOLTGYM_NUMPY_NORM ("fma" or "separate"), when set, is taken as given;
+    otherwise NumPy is probed and the variable set, so that C API hosts this
+    process starts (Java, C) compute the same values as its pools.
+    """
+    import os
+
+    chosen = os.environ.get("JOLTGYM_NUMPY_NORM")
+    if chosen not in ("fma", "separate"):
+        fused = numpy_norm_is_fused()
+        if fused is None:
+            return  # neither: keep the native default (fused)
+        chosen = "fma" if fused else "separate"
+        os.environ["JOLTGYM_NUMPY_NORM"] = chosen
+    _core._set_numpy_norm_rounding(chosen == "fma")
+
+
+_match_numpy_norm()
+
 core = _core

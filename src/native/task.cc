@@ -1,9 +1,11 @@
 #include "task.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "engine.h"
@@ -270,10 +272,37 @@ double NumpyScalarSquare(double x) {
   return std::pow(x, two);
 }
 
+namespace {
+
+NormRounding InitialNormRounding() {
+  const char* value = std::getenv("JOLTGYM_NUMPY_NORM");
+  if (value != nullptr && std::string(value) == "separate") return NormRounding::kSeparate;
+  return NormRounding::kFusedMultiplyAdd;
+}
+
+std::atomic<int>& NormRoundingSetting() {
+  static std::atomic<int> setting{static_cast<int>(InitialNormRounding())};
+  return setting;
+}
+
+}  // namespace
+
+void SetNumpyNormRounding(NormRounding rounding) {
+  NormRoundingSetting().store(static_cast<int>(rounding), std::memory_order_relaxed);
+}
+
+NormRounding NumpyNormRounding() {
+  return static_cast<NormRounding>(NormRoundingSetting().load(std::memory_order_relaxed));
+}
+
 double NumpyNorm(const double* values, int count) {
   if (count == 0) return 0.0;
   double sum = values[0] * values[0];
-  for (int i = 1; i < count; ++i) sum = std::fma(values[i], values[i], sum);
+  if (NumpyNormRounding() == NormRounding::kSeparate) {
+    for (int i = 1; i < count; ++i) sum += values[i] * values[i];
+  } else {
+    for (int i = 1; i < count; ++i) sum = std::fma(values[i], values[i], sum);
+  }
   return std::sqrt(sum);
 }
 

@@ -255,8 +255,17 @@ double NumpyClippedSumSquares(const double* values, int count, double low, doubl
 // np.sum(np.square(values.astype(np.float64))) of a float32 array.
 double NumpySumSquaresAsFloat64(const float* values, int count);
 
-// np.linalg.norm(v) of a short float64 vector: sqrt(v.dot(v)), whose BLAS dot
-// accumulates with fused multiply-adds (v[0]*v[0], then fma(v[i], v[i], sum)).
+// np.linalg.norm(v) of a short float64 vector: sqrt(v.dot(v)). The dot is
+// OpenBLAS's, whose kernel is picked for the CPU at run time: some kernels
+// accumulate with fused multiply-adds (v[0]*v[0], then fma(v[i], v[i], sum)),
+// others round each product (sum + v[i]*v[i]). The process uses one of the
+// two: the environment variable JOLTGYM_NUMPY_NORM ("fma" or "separate") when
+// set, else fma; the Python package probes NumPy at import and sets it (and
+// the variable, for C API hosts it starts), so that the tasks stay bit-exact
+// with Gymnasium's v5 on any CPU.
+enum class NormRounding { kFusedMultiplyAdd = 0, kSeparate = 1 };
+void SetNumpyNormRounding(NormRounding rounding);
+NormRounding NumpyNormRounding();
 double NumpyNorm(const double* values, int count);
 
 // `x ** 2` of a NumPy float64 scalar: libm's pow(x, 2), which is not always

@@ -33,6 +33,17 @@ void DefinePool(py::module_& m) {
   m.def("_test_mujoco_timer_shield", &EnableTimerShield, py::arg("enabled"),
         "Benchmark hook: False puts mujoco's timer callback back and stops keeping it off our "
         "worlds (to measure what that saves); True resumes.");
+  m.def("_set_numpy_norm_rounding",
+        [](bool fused) {
+          SetNumpyNormRounding(fused ? NormRounding::kFusedMultiplyAdd : NormRounding::kSeparate);
+        },
+        py::arg("fused"),
+        "How np.linalg.norm of a short vector rounds on this machine (its BLAS dot): True, "
+        "fused multiply-adds; False, each product rounded. Set once at import by "
+        "joltgym_marl._native's probe of NumPy.");
+  m.def("_numpy_norm_rounding_fused",
+        [] { return NumpyNormRounding() == NormRounding::kFusedMultiplyAdd; },
+        "Whether NumpyNorm accumulates with fused multiply-adds (see _set_numpy_norm_rounding).");
   m.def("_test_fail_thread_starts", &ThreadPool::FailNextThreadStarts, py::arg("count"),
         "Test hook: the next `count` native worker threads fail to start.");
   py::class_<PyWorldPool> pool(m, "WorldPool",
