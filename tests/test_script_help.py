@@ -7,9 +7,9 @@ below is generous, for a loaded machine, and the import log is the exact check."
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,12 @@ def scripts() -> list[tuple[str, list[str]]]:
     return found
 
 
+def cpu_seconds(before) -> float:
+    """User + system CPU time of the children waited for since ``before`` (a getrusage)."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 SCRIPTS = scripts()
 
 
@@ -39,12 +45,13 @@ def test_help_returns_at_once_without_importing_a_heavy_library(tmp_path, name, 
     package_parent = str(Path(joltgym_marl.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, str(ROOT),
                                                                   os.environ.get("PYTHONPATH")) if p))
-    start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-X", "importtime", *command, "--help"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
-    elapsed = time.perf_counter() - start
+    elapsed = cpu_seconds(before)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("usage:"), done.stdout[:300]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
-    assert elapsed < 5.0, f"{name} --help took {elapsed:.1f} s"
+    # CPU seconds, not wall time: a loaded machine (CI) stretches the wall clock, not the work.
+    assert elapsed < 5.0, f"{name} --help took {elapsed:.1f} s of CPU"
