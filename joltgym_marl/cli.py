@@ -274,7 +274,7 @@ def cmd_list(args: argparse.Namespace) -> None:
     if args.kind is None:
         print()
         _print_scenarios(tasks("mamujoco"))
-    engines = sorted({e for r in records for e in r.engines})
+    engines = sorted({e for r in records for e in r.engines}, key=lambda e: (e != "mujoco", e))  # the reference first
     print(f"\nEngines: {_engines_text(engines)}. Any name of a task works in `info`, `bench`, `record` and "
           "WorldPool(name): python -m joltgym_marl info TASK")
 

@@ -151,8 +151,8 @@ def test_sumo_leaving_the_ring_untouched_is_no_win_for_the_other():
     qpos[15 + 2] = 0.8 + 0.5  # still above the fall height
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = settle(env)
-    assert infos["ant_1"]["outcome"] == "loss" and infos["ant_1"]["reward_outcome"] == -1000
-    assert infos["ant_0"]["outcome"] == "draw" and infos["ant_0"]["reward_outcome"] == 0
+    assert infos["ant_1"]["outcome"].label == "loss" and infos["ant_1"]["reward_outcome"] == -1000
+    assert infos["ant_0"]["outcome"].label == "draw" and infos["ant_0"]["reward_outcome"] == 0
     assert all(terms.values())
 
 
@@ -169,7 +169,7 @@ def test_sumo_after_a_touch_leaving_the_ring_loses_to_the_other():
     qpos[15:17] = [infos["ant_0"]["ring_radius"] + 1.0, 0.0]
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = settle(env)
-    assert (infos["ant_0"]["outcome"], infos["ant_1"]["outcome"]) == ("win", "loss")
+    assert (infos["ant_0"]["outcome"].label, infos["ant_1"]["outcome"].label) == ("win", "loss")
     assert infos["ant_0"]["reward_outcome"] == 1000
 
 
@@ -182,7 +182,7 @@ def test_you_shall_not_pass_roles_and_crossing():
     qpos[0] = -4.5
     env.world.set_state(qpos, qvel)
     _, _, terms, _, infos = settle(env)
-    assert (infos["walker_0"]["outcome"], infos["blocker_0"]["outcome"]) == ("win", "loss")
+    assert (infos["walker_0"]["outcome"].label, infos["blocker_0"]["outcome"].label) == ("win", "loss")
     assert all(terms.values())
 
 
@@ -194,13 +194,13 @@ def test_kick_and_defend_goal_and_keeper_foul():
     qvel[0:3] = [1.0, 0.0, 0.0]
     env.world.set_state(qpos, qvel)
     _, _, terms, _, infos = settle(env)
-    assert (infos["kicker_0"]["outcome"], infos["keeper_0"]["outcome"]) == ("win", "loss")
+    assert (infos["kicker_0"]["outcome"].label, infos["keeper_0"]["outcome"].label) == ("win", "loss")
     env.reset(seed=0)
     qpos, qvel = env.world.get_state()
     qpos[7 + 24] = 0.5  # the keeper 3.5 m from its line: a foul, nobody wins
     env.world.set_state(qpos, qvel)
     _, rewards, terms, _, infos = settle(env)
-    assert (infos["kicker_0"]["outcome"], infos["keeper_0"]["outcome"]) == ("draw", "draw")
+    assert (infos["kicker_0"]["outcome"].label, infos["keeper_0"]["outcome"].label) == ("draw", "draw")
     assert infos["keeper_0"]["reward_outcome"] == -1000 and all(terms.values())
 
 
@@ -262,10 +262,10 @@ def test_the_time_limit_settles_the_result_and_ends_the_episode():
         if any(terms.values()):
             break
     assert t == 499 and not any(truncs.values())
-    assert (infos["walker_0"]["outcome"], infos["blocker_0"]["outcome"]) == ("loss", "win")
+    assert (infos["walker_0"]["outcome"].label, infos["blocker_0"]["outcome"].label) == ("loss", "win")
     env = make(sumo_v0, "ant", max_cycles=3)
     obs, _ = env.reset(seed=0)
     assert obs["ant_0"][-1] == 3  # the steps left, a raw count
     for t in range(3):
         obs, _, terms, truncs, infos = env.step({a: np.zeros(8, np.float32) for a in env.agents})
-    assert obs["ant_0"][-1] == 0 and all(truncs.values()) and infos["ant_0"]["outcome"] == "draw"
+    assert obs["ant_0"][-1] == 0 and all(truncs.values()) and infos["ant_0"]["outcome"].label == "draw"

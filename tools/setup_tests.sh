@@ -7,6 +7,7 @@
 #        libegl1, libgl1-mesa-dri   headless rendering (EGL + Mesa's software rasterizer)
 #        openjdk-17-jdk-headless    the C API's Java example and benchmark (javac, java)
 #        libjna-java                JNA, which the Java example loads libjoltgym_marl with
+#        junit5                     JUnit 5's console launcher: the Java library's test suite
 #        chromium                   the docs test opens the built site in a headless browser
 #   2. .venv: torch's CPU build first (torch==2.13.0), so that nothing pulls a
 #      multi-GB CUDA build; TORCH_INDEX_URL, when set, is the index it comes
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
 Usage: tools/setup_tests.sh [--help]

@@ -295,7 +295,7 @@ def task_page(spec) -> str:
     if not shown:
         caption = f"{spec.title} after its reset (seed 0), rendered when the site was built"
         p += [f"![{caption}]({frame_name(spec)})", "", f"*{caption}; "
-              "[`python -m joltgym_marl record`](../guides/rendering.md) makes a video of it.*", ""]
+              "[`.venv/bin/python -m joltgym_marl record`](../guides/rendering.md) makes a video of it.*", ""]
     p += ["## Make it", ""] + how_to_make(spec) + [""]
     p += ["## The task", "", rst_to_markdown(spec.doc)]
     p += ["## Spaces", ""] + spaces(spec) + [""]

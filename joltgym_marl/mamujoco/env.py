@@ -285,11 +285,7 @@ class _WorldMirror(gymnasium.Env):
     def __init__(self, core: _Core):
         import mujoco
 
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "world.mjb")
-            with open(path, "wb") as f:
-                f.write(core.pool.model_mjb())
-            self.model = mujoco.MjModel.from_binary_path(path)
+        self.model = rendering.model_from_mjb(mujoco, core.pool.model_mjb())
         self.data = mujoco.MjData(self.model)
         self._core = core
         s = core.state_slice
