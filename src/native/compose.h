@@ -32,7 +32,23 @@ struct AgentIndex {
   int actuator_base = 0;  // id of the robot's first actuator
   int geom_begin = 0;     // [geom_begin, geom_end): the robot's geoms
   int geom_end = 0;
+
+  bool OwnsGeom(int geom) const { return geom >= geom_begin && geom < geom_end; }
 };
+
+// True if a geom of agent `a` touches a geom of agent `b` in `d`'s contacts
+// (penetrating ones, dist < 0, as gym-compete counts a touch).
+inline bool AgentsTouch(const mjData* d, const AgentIndex& a, const AgentIndex& b) {
+  for (int i = 0; i < d->ncon; ++i) {
+    const mjContact& c = d->contact[i];
+    if (c.dist >= 0) continue;
+    if ((a.OwnsGeom(c.geom[0]) && b.OwnsGeom(c.geom[1])) ||
+        (a.OwnsGeom(c.geom[1]) && b.OwnsGeom(c.geom[0]))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 struct ComposedModel {
   ModelPtr model;

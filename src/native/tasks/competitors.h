@@ -258,18 +258,7 @@ class Competitors {
   // True if a geom of agent k touches a geom of agent j (penetrating
   // contacts, as the reference counts them).
   bool Touching(const mjData* d, int k, int j) const {
-    const AgentIndex& a = agents_[k];
-    const AgentIndex& b = agents_[j];
-    for (int i = 0; i < d->ncon; ++i) {
-      const mjContact& c = d->contact[i];
-      if (c.dist >= 0) continue;
-      const bool ka = c.geom[0] >= a.geom_begin && c.geom[0] < a.geom_end;
-      const bool kb = c.geom[1] >= a.geom_begin && c.geom[1] < a.geom_end;
-      const bool ja = c.geom[0] >= b.geom_begin && c.geom[0] < b.geom_end;
-      const bool jb = c.geom[1] >= b.geom_begin && c.geom[1] < b.geom_end;
-      if ((ka && jb) || (kb && ja)) return true;
-    }
-    return false;
+    return AgentsTouch(d, agents_[k], agents_[j]);
   }
 
  private:

@@ -429,18 +429,7 @@ class GymCompeteGame final : public Task {
 
   // True if a geom of agent k touches a geom of agent j (penetrating).
   bool Touching(const mjData* d, int k, int j) const {
-    const AgentIndex& a = agents_[k].index;
-    const AgentIndex& b = agents_[j].index;
-    for (int i = 0; i < d->ncon; ++i) {
-      const mjContact& c = d->contact[i];
-      if (c.dist >= 0) continue;
-      const bool ka = c.geom[0] >= a.geom_begin && c.geom[0] < a.geom_end;
-      const bool kb = c.geom[1] >= a.geom_begin && c.geom[1] < a.geom_end;
-      const bool ja = c.geom[0] >= b.geom_begin && c.geom[0] < b.geom_end;
-      const bool jb = c.geom[1] >= b.geom_begin && c.geom[1] < b.geom_end;
-      if ((ka && jb) || (kb && ja)) return true;
-    }
-    return false;
+    return AgentsTouch(d, agents_[k].index, agents_[j].index);
   }
 
   // MultiAgentEnv.goal_rewards and _get_done: one agent past its goal line
@@ -559,7 +548,7 @@ class GymCompeteGame final : public Task {
     const AgentIndex& kp = agents_[keeper].index;
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& c = d->contact[i];
-      if (c.geom[0] == ball_geom_ && c.geom[1] >= kp.geom_begin && c.geom[1] < kp.geom_end &&
+      if (c.geom[0] == ball_geom_ && kp.OwnsGeom(c.geom[1]) &&
           c.dist < 0)
         scratch[kTouched] = 1.0;
     }

@@ -246,7 +246,7 @@ class KickAndDefend final : public Task {
       if (c.dist >= 0) continue;
       const int other =
           c.geom[0] == ball_geom_ ? c.geom[1] : (c.geom[1] == ball_geom_ ? c.geom[0] : -1);
-      if (other >= a.geom_begin && other < a.geom_end) return true;
+      if (a.OwnsGeom(other)) return true;
     }
     return false;
   }
