@@ -399,3 +399,39 @@ def test_bansal_zoo_benchmark_runs_on_the_suites_own_files(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "benchmarks.bansal_zoo", "--zoo", str(tmp_path / "nowhere")],
                              cwd=root, env=env, capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "lacks 19 of the zoo's 19 files" in missing.stderr
+
+
+def test_bansal_zoo_match_seeds_do_not_depend_on_the_subset_run():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import bansal_zoo
+
+    full = bansal_zoo.build_parser().parse_args(["--zoo", "unused"])
+    subset = bansal_zoo.build_parser().parse_args(["--zoo", "unused", "--games", "run_to_goal_ants"])
+    seeds = {(m.game, m.robot, m.label): bansal_zoo.match_seed(0, m) for m in bansal_zoo.matches(full, zoo.CATALOGUE)}
+    for m in bansal_zoo.matches(subset, zoo.CATALOGUE):
+        assert bansal_zoo.match_seed(0, m) == seeds[(m.game, m.robot, m.label)]
+    assert len(set(seeds.values())) == len(seeds)  # no two matches share a seed
+
+
+def test_zoo_sensitivity_variants_change_only_what_they_name():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from benchmarks import zoo_sensitivity as zs
+
+    scene = (root / "assets" / "gym_compete" / "sumo_ants.xml").read_text()
+    assert zs.rewrite_scene(scene, "base") == scene
+    assert '<option cone="elliptic" timestep="0.003"' in zs.rewrite_scene(scene, "elliptic")
+    newton = zs.rewrite_scene(scene, "newton")
+    assert 'solver="Newton"' in newton and 'solver="PGS"' not in newton
+    linear = zs.rewrite_scene(scene, "solimp_linear")
+    assert linear.count('solimp="0.9 0.95 0.001 0.5 1"') == scene.count("<geom ")
+    with pytest.raises(ValueError, match="unknown variant 'pyramid'"):
+        zs.rewrite_scene(scene, "pyramid")
+    done = subprocess.run([sys.executable, "-m", "benchmarks.zoo_sensitivity", "--help"], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("usage:") and "solimp_linear" in done.stdout
