@@ -198,10 +198,12 @@ def normalized(checkpoint: dict, obs: np.ndarray) -> torch.Tensor:
 
 
 def run_episodes(env_id: str, engine: str, episodes: int, seed: int, act, num_threads: int | None = None,
-                 worlds: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 worlds: int | None = None, clip: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``episodes`` episodes, episode i in a world seeded ``seed + i``, on batches of at most
     ``worlds`` native worlds (default: all at once), actions from ``act(obs, action_space)``
-    (then clipped to the space): each episode's return, mean forward velocity (NaN where the
+    (then clipped to the space, unless ``clip`` is false: the env then pays its control cost on
+    the actions as given, and MuJoCo clamps the controls): each episode's return, mean forward
+    velocity (NaN where the
     task reports none) and length. The native worlds do not depend on the batching: with an
     ``act`` that treats rows alone, neither does an episode."""
     worlds = episodes if worlds is None else max(1, min(worlds, episodes))
@@ -216,7 +218,10 @@ def run_episodes(env_id: str, engine: str, episodes: int, seed: int, act, num_th
             total, speed, steps = np.zeros(worlds), np.zeros(worlds), np.zeros(worlds)
             alive = np.arange(worlds) < n  # a last, smaller batch leaves its other worlds out
             while alive.any():
-                obs, reward, terminated, truncated, infos = envs.step(np.clip(act(obs, space), space.low, space.high))
+                actions = act(obs, space)
+                if clip:
+                    actions = np.clip(actions, space.low, space.high)
+                obs, reward, terminated, truncated, infos = envs.step(actions)
                 total += np.where(alive, reward, 0.0)
                 speed += np.where(alive, infos.get("x_velocity", np.full(worlds, np.nan)), 0.0)
                 steps += alive

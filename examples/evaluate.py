@@ -162,11 +162,13 @@ def ars_policy(path: str) -> dict | None:
 def ars_actions(policy: dict):
     """``act(obs, space)`` of an ARS policy: clip(W ((x - mean) * inv_std), low, high), each sum in
     float64 over the observation in order, as the Java trainer computes it (so the actions, and the
-    episodes, are bit-identical to its)."""
+    episodes, are bit-identical to its). Bounds of null: the trainer did not clip (its default, as
+    the ARS paper's code), and neither does the replay."""
     import numpy as np
 
     weights, mean, inv_std = policy["weights"], policy["mean"], policy["inv_std"]
-    low, high = policy["action_low"], policy["action_high"]
+    low = policy["action_low"] or [-np.inf] * len(weights)
+    high = policy["action_high"] or [np.inf] * len(weights)
 
     def act(obs, space):
         out = np.empty((len(obs), len(weights)))
@@ -200,6 +202,8 @@ def check_engines(env_id: str, engines: list[str]) -> None:
 def evaluate_single_agent(args) -> None:
     import numpy as np
 
+    clip = True  # actions clipped to the action space, but for an ARS policy trained unclipped
+
     if args.second is not None or args.game is not None or args.robot is not None or args.game_arg:
         raise ValueError("a single-agent policy plays alone: give no OPPONENT, --game, --robot or --game-arg "
                          f"(got {' '.join(str(x) for x in (args.second, args.game, args.robot, *args.game_arg) if x)})")
@@ -224,6 +228,7 @@ def evaluate_single_agent(args) -> None:
         check_engines(env_id, engines)
         about = f"linear policy, {policy.get('about', 'ARS')}"
         act = ars_actions(policy)
+        clip = policy["action_low"] is not None  # an unclipped trainer's actions go on unclipped
     else:
         if not Path(args.first).is_file():
             raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "
@@ -254,7 +259,7 @@ def evaluate_single_agent(args) -> None:
     print("|---|---|---|---:|---:|---:|---:|")
     for engine in engines:
         returns, speeds, lengths = run_episodes(env_id, engine, args.episodes, args.seed, act,
-                                                num_threads=args.threads, worlds=args.worlds)
+                                                num_threads=args.threads, worlds=args.worlds, clip=clip)
         speed = "n/a" if np.isnan(speeds).all() else f"{speeds.mean():.2f} ± {speeds.std():.2f}"
         print(f"| {name} | {trained_on} | {engine} | {args.episodes} | {returns.mean():,.1f} ± {returns.std():,.1f} "
               f"| {lengths.mean():,.0f} ± {lengths.std():,.0f} | {speed} |", flush=True)

@@ -21,6 +21,7 @@ replayed by examples/evaluate.py to the same returns, bit for bit.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -256,13 +257,22 @@ def test_examples_run_and_write_frames(built, tmp_path):
         assert ran.returncode == 0 and "usage" in ran.stdout.lower(), ran.stdout + ran.stderr
 
 
-def test_ars_policy_replays_in_python_to_the_same_returns(built, tmp_path):
+@pytest.mark.parametrize("clip", ["no", "yes"])
+def test_ars_policy_replays_in_python_to_the_same_returns(built, tmp_path, clip):
     """A short ARS run in Java; examples/evaluate.py replays its policy.json on the same seeds:
-    every episode's return equal bit for bit to the Java evaluation's."""
+    every episode's return equal bit for bit to the Java evaluation's. A large step makes actions
+    beyond the action space's bounds, so the replay must pass them on unclipped exactly when the
+    trainer did (its default, as the paper's code; the file's bounds are then null)."""
     out = tmp_path / "ars"
     ran = java(built, "joltgym.ars.Ars", "--task", "hopper", "--episodes", "16", "--directions", "4", "--top", "2",
-               "--final-episodes", "3", "--final-seed", "500", "--out", str(out))
+               "--step-size", "1", "--final-episodes", "3", "--final-seed", "500", "--clip-actions", clip,
+               "--out", str(out))
     assert ran.returncode == 0, ran.stdout + ran.stderr
+    saved = json.loads((out / "policy.json").read_text())
+    if clip == "no":
+        assert saved["action_low"] is None and saved["action_high"] is None
+    else:
+        assert saved["action_low"] == [-1.0] * 3 and saved["action_high"] == [1.0] * 3
     curve = (out / "curve.csv").read_text().splitlines()
     assert curve[0] == "iteration,episodes,steps,eval_return_mean,eval_return_std,seconds"
     assert [row.split(",")[1] for row in curve[1:]] == ["8", "16"]

@@ -107,6 +107,16 @@ public final class Ars {
 
   Ars(String taskName, int directions, int top, double stepSize, double noise, double shift,
       long seed, int threads) {
+    this(taskName, directions, top, stepSize, noise, shift, seed, threads, false);
+  }
+
+  /**
+   * clipActions false (the default, as the paper's code, modestyachts/ARS, steps its envs): the
+   * policy's actions go to the env unclipped, so the control cost is paid on them (MuJoCo clamps
+   * the controls); true: clipped to the action space first.
+   */
+  Ars(String taskName, int directions, int top, double stepSize, double noise, double shift,
+      long seed, int threads, boolean clipActions) {
     Task t = Task.find(taskName);
     this.task = t.name();
     this.envId = t.envId();
@@ -126,6 +136,10 @@ public final class Ars {
     actDim = pool.actDim();
     low = pool.actionSpace().low();
     high = pool.actionSpace().high();
+    if (!clipActions) {
+      Arrays.fill(low, Double.NEGATIVE_INFINITY);
+      Arrays.fill(high, Double.POSITIVE_INFINITY);
+    }
     m = new double[actDim][obsDim];
     stat = new RunningStat(obsDim);
     mean = new double[obsDim];
@@ -292,11 +306,13 @@ public final class Ars {
       "usage: joltgym.ars.Ars [--task half_cheetah] [--episodes N] [--directions N] [--top B]",
       "                       [--step-size A] [--noise NU] [--seed S] [--threads T] [--eval-every K]",
       "                       [--threshold R] [--final-episodes E] [--final-seed S] [--out DIR]",
+      "                       [--clip-actions no|yes]",
       "Augmented Random Search (V2-t, Mania, Guy and Recht 2018) with linear policies on a",
       "batched pool. Defaults: the paper's V2-t hyperparameters for the task, its threshold and",
       "its episodes to reach it as the budget (half_cheetah: 3430 in 1707 episodes); --threads 2;",
-      "--eval-every 1; --out runs/ars_<task>_<seed>. Writes curve.csv (row by row) and",
-      "policy.json (examples/evaluate.py replays it) into --out.");
+      "--eval-every 1; --out runs/ars_<task>_<seed>; --clip-actions no (the actions go to the",
+      "env unclipped, as the paper's code steps its envs; yes: clipped to the action space).",
+      "Writes curve.csv (row by row) and policy.json (examples/evaluate.py replays it) into --out.");
 
   public static void main(String[] args) throws IOException {
     String task = "half_cheetah";
@@ -312,6 +328,7 @@ public final class Ars {
     int finalEpisodes = 10;
     long finalSeed = 1000;
     String out = null;
+    boolean clip = false;
     for (int i = 0; i < args.length; ++i) {
       String a = args[i];
       if (a.equals("--help") || a.equals("-h")) {
@@ -337,6 +354,13 @@ public final class Ars {
         case "--final-episodes" -> finalEpisodes = Integer.parseInt(v);
         case "--final-seed" -> finalSeed = Long.parseLong(v);
         case "--out" -> out = v;
+        case "--clip-actions" -> {
+          if (!v.equals("yes") && !v.equals("no")) {
+            System.err.println(USAGE + "\nerror: --clip-actions should be yes or no, got " + v);
+            System.exit(2);
+          }
+          clip = v.equals("yes");
+        }
         default -> {
           System.err.println(USAGE + "\nerror: unknown option " + a);
           System.exit(2);
@@ -347,7 +371,7 @@ public final class Ars {
     Defaults d = defaults(name);
     Ars ars = new Ars(name, directions != null ? directions : d.directions(),
         topB != null ? topB : d.top(), step != null ? step : d.stepSize(),
-        nu != null ? nu : d.noise(), d.shift(), seed, threads);
+        nu != null ? nu : d.noise(), d.shift(), seed, threads, clip);
     long budget = episodes != null ? episodes : d.episodes();
     double target = threshold != null ? threshold : d.threshold();
     Path dir = Path.of(out != null ? out : "runs/ars_" + name + "_" + seed);
@@ -385,8 +409,8 @@ public final class Ars {
     double seconds = (System.nanoTime() - start) / 1e9;
     LinearPolicy policy = ars.policy();
     policy.save(dir.resolve("policy.json"), name, ars.envId, String.format(Locale.ROOT,
-        "ARS V2-t, seed %d, %d episodes, %d directions, top %d", seed, ars.trainEpisodes,
-        ars.directions, ars.top));
+        "ARS V2-t, seed %d, %d episodes, %d directions, top %d, actions %s", seed,
+        ars.trainEpisodes, ars.directions, ars.top, clip ? "clipped" : "unclipped"));
     ars.pool.close();
     double[] finalReturns = evaluatePolicy(name, policy, finalEpisodes, finalSeed, threads);
     System.out.printf(Locale.ROOT, "trained in %.1f s; wrote %s and %s%n", seconds,

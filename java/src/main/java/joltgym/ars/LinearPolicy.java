@@ -7,7 +7,8 @@ import java.nio.file.Path;
 
 /**
  * ARS's policy: a = clip(W ((x - mean) * invStd), low, high), rounded to
- * float32. Every sum runs in double over k in order (no fused multiply-add:
+ * float32; low and high may be infinite (no clipping: the env's control cost
+ * is paid on the action as computed, and MuJoCo clamps the controls). Every sum runs in double over k in order (no fused multiply-add:
  * Java never fuses), the order examples/evaluate.py replays it in, so a
  * replay in Python gets the same actions bit for bit.
  */
@@ -69,12 +70,24 @@ public final class LinearPolicy {
     array(sb, mean);
     sb.append(",\n  \"inv_std\": ");
     array(sb, invStd);
+    // No clipping is null (JSON has no infinities); evaluate.py then passes
+    // the actions on unclipped, as the trainer did.
     sb.append(",\n  \"action_low\": ");
-    array(sb, low);
+    bound(sb, low);
     sb.append(",\n  \"action_high\": ");
-    array(sb, high);
+    bound(sb, high);
     sb.append("\n}\n");
     Files.writeString(path, sb.toString(), StandardCharsets.UTF_8);
+  }
+
+  private static void bound(StringBuilder sb, double[] values) {
+    for (double v : values) {
+      if (!Double.isInfinite(v)) {
+        array(sb, values);
+        return;
+      }
+    }
+    sb.append("null");
   }
 
   private static void array(StringBuilder sb, double[] values) {
