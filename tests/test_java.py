@@ -257,6 +257,32 @@ def test_examples_run_and_write_frames(built, tmp_path):
         assert ran.returncode == 0 and "usage" in ran.stdout.lower(), ran.stdout + ran.stderr
 
 
+@pytest.mark.parametrize("broken", ["no_symbols", "not_a_library"])
+def test_render_without_egl_is_an_exception_naming_the_packages(built, tmp_path, broken):
+    """A machine without a usable libEGL.so.1: a stand-in found first on LD_LIBRARY_PATH, either a
+    library without EGL's functions or a file that is no library at all. render() is then a
+    JoltgymException that says why and which packages give EGL; the JVM exits through it, never
+    a crash."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    if broken == "no_symbols":
+        source = tmp_path / "stand_in.c"
+        source.write_text("int joltgym_not_egl(void) { return 0; }\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib / "libEGL.so.1"), str(source)], check=True)
+        why = "libEGL.so.1 has no eglGetProcAddress"
+    else:
+        (lib / "libEGL.so.1").write_text("not a library\n")
+        why = "cannot open libEGL.so.1"
+    command = ["java", *JVM_FLAGS, f"-Djna.library.path={built['library']}", "-cp", f"{built['jar']}:{JNA_JAR}",
+               "joltgym.examples.RenderFrames", "Hopper-v5", "1", "1", str(tmp_path / "frames"), "80", "60"]
+    ran = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "LD_LIBRARY_PATH": str(lib)})
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "joltgym.JoltgymException: JG_ERR_STATE: " + why in ran.stderr, ran.stderr
+    assert "apt-get install libegl1 libgl1-mesa-dri" in ran.stderr, ran.stderr
+    assert not list(tmp_path.glob("hs_err_pid*.log")), "the JVM crashed"
+
+
 @pytest.mark.parametrize("clip", ["no", "yes"])
 def test_ars_policy_replays_in_python_to_the_same_returns(built, tmp_path, clip):
     """A short ARS run in Java; examples/evaluate.py replays its policy.json on the same seeds:
