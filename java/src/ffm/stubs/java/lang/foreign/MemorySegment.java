@@ -6,6 +6,10 @@ import java.nio.ByteBuffer;
 public interface MemorySegment {
   MemorySegment NULL = null;
 
+  static MemorySegment ofBuffer(java.nio.Buffer buffer) {
+    throw new UnsupportedOperationException("stub");
+  }
+
   long address();
 
   long byteSize();
@@ -17,6 +21,8 @@ public interface MemorySegment {
   ByteBuffer asByteBuffer();
 
   byte[] toArray(ValueLayout.OfByte elementLayout);
+
+  long mismatch(MemorySegment other);
 
   String getString(long offset);
 
