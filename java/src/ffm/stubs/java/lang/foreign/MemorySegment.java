@@ -10,6 +10,15 @@ public interface MemorySegment {
     throw new UnsupportedOperationException("stub");
   }
 
+  static MemorySegment ofArray(byte[] array) {
+    throw new UnsupportedOperationException("stub");
+  }
+
+  static void copy(MemorySegment source, long sourceOffset, MemorySegment destination,
+      long destinationOffset, long bytes) {
+    throw new UnsupportedOperationException("stub");
+  }
+
   long address();
 
   long byteSize();
