@@ -42,6 +42,8 @@ from benchmarks._paths import ROOT, use_checkout  # noqa: E402
 
 use_checkout()
 
+from benchmarks._tasks import SINGLE_AGENT_TASKS  # noqa: E402
+
 JNA_JAR = Path("/usr/share/java/jna.jar")
 JIT_FLAGS = {"c1": ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"], "c2": ["-XX:+UseSerialGC"]}
 # name in FfmVsJna's output -> (row label, unit); FFM rows are compared with the JNA row above them.
@@ -62,7 +64,8 @@ RATIOS = [("ffm_abi_ns", "jna_abi_ns"), ("ffm_critical_abi_ns", "jna_abi_ns"),
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="half_cheetah", help="a single-agent task (default: %(default)s)")
+    parser.add_argument("--task", choices=[s.name for s in SINGLE_AGENT_TASKS], default="half_cheetah",
+                        help="a single-agent task of the native registry (default: %(default)s)")
     parser.add_argument("--worlds", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=1000, help="batched steps per side and round")
