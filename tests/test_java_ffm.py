@@ -7,6 +7,7 @@ of java.lang.foreign (java/build.sh). Checked here, on that Java:
 * its JUnit suite (java/src/ffm/test): the FFM pool bit-equal to the JNA pool in
   the same JVM, for robots and games in both layouts, and the C API's errors as
   the same JoltgymExceptions, with the C API's words;
+* the guide's example (joltgym.ffm.examples.FfmRollout) runs without JNA;
 * java/build.sh refuses a Java older than 22 for the binding, saying so;
 * benchmarks/java_ffm.py (JNA against FFM in one JVM) in a tiny form: it runs and
   both bindings step to the same rewards (no timing is asserted).
@@ -74,6 +75,17 @@ def test_junit_suite_passes_on_java_25(built, tmp_path):
         assert name in ran.stdout, f"{name} did not run:\n{summary}"
     # Java 25 warns about restricted calls (JNA's System.load too) unless native access is enabled.
     assert "WARNING" not in ran.stderr, ran.stderr
+
+
+def test_example_runs_without_jna(built):
+    """The guide's FFM example on Java 25 with only the two joltgym jars on the class path."""
+    ran = subprocess.run([built["java"], "--enable-native-access=ALL-UNNAMED", "-cp", f"{built['ffm']}:{built['jar']}",
+                          f"-Djoltgym.library={built['library'] / 'libjoltgym_marl.so'}",
+                          "joltgym.ffm.examples.FfmRollout", "hopper", "4", "300"],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"hopper: 4 worlds x 300 steps through FFM, [1-9]\d* episodes ended", ran.stdout), ran.stdout
+    assert ran.stderr == "", ran.stderr
 
 
 def test_build_refuses_a_java_older_than_22_for_the_binding(tmp_path):
