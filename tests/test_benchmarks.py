@@ -41,6 +41,7 @@ SCRIPTS = {
     "sb3_training": ([sys.executable, "benchmarks/sb3_training.py"], [spec.name for spec in SINGLE_AGENT_TASKS]),
     "java_host": ([sys.executable, "benchmarks/java_host.py"], [spec.name for spec in TASKS.values()
                                                                 if not spec.is_game]),
+    "java_ffm": ([sys.executable, "benchmarks/java_ffm.py"], [spec.name for spec in SINGLE_AGENT_TASKS]),
     "_gym_pipe_worker": ([sys.executable, "benchmarks/_gym_pipe_worker.py"], []),
     "mamujoco_vs_farama": ([sys.executable, "benchmarks/mamujoco_vs_farama.py"], []),
     "torchrl_batched": ([sys.executable, "benchmarks/torchrl_batched.py"], []),
