@@ -210,7 +210,7 @@ public final class FfmVsJna {
     FloatBuffer givenJna = ByteBuffer.wrap(file).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
     try (Arena arena = Arena.ofConfined();
         Pool jna = Pool.builder(task).numEnvs(numEnvs).numThreads(threads).build();
-        FfmPool ffm = FfmPool.builder(task).numEnvs(numEnvs).numThreads(threads).build()) {
+        FfmPool ffm = FfmPool.create(Pool.builder(task).numEnvs(numEnvs).numThreads(threads))) {
       MemorySegment givenFfm = arena.allocate(file.length, 64);
       MemorySegment.copy(MemorySegment.ofArray(file), 0, givenFfm, 0, file.length);
       if (givenJna.capacity() != 16 * jna.actions().capacity()) {

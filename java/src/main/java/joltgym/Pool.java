@@ -128,6 +128,42 @@ public final class Pool implements AutoCloseable {
       return new Pool(task, numEnvs, numThreads, maxEpisodeSteps, autoresetMode, batchSize, dtype,
           kwargs);
     }
+
+    // The settings as they stand, for another binding of the same C API (joltgym.ffm.FfmPool).
+
+    public String task() {
+      return task;
+    }
+
+    public int numEnvs() {
+      return numEnvs;
+    }
+
+    public int numThreads() {
+      return numThreads;
+    }
+
+    /** The truncation set, or null for the task's own. */
+    public Integer maxEpisodeSteps() {
+      return maxEpisodeSteps;
+    }
+
+    public String autoresetMode() {
+      return autoresetMode;
+    }
+
+    public int batchSize() {
+      return batchSize;
+    }
+
+    public Dtype dtype() {
+      return dtype;
+    }
+
+    /** The keyword arguments as the JSON object the C API takes. */
+    public String kwargsJson() {
+      return Json.object(kwargs);
+    }
   }
 
   public static Builder builder(String task) {

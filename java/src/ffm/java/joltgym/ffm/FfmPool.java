@@ -30,63 +30,13 @@ import joltgym.Pool;
  * the C API's status and message, as in the JNA library.
  */
 public final class FfmPool implements AutoCloseable {
-  /** Builds a pool: {@code FfmPool.builder("half_cheetah").numEnvs(64).build()}. */
-  public static final class Builder {
-    private final String task;
-    private int numEnvs = 1;
-    private int numThreads = 0;
-    private Integer maxEpisodeSteps;
-    private String autoresetMode = "next_step";
-    private Pool.Dtype dtype = Pool.Dtype.FLOAT32;
-    private String kwargsJson = "{}";
-
-    private Builder(String task) {
-      this.task = task;
-    }
-
-    /** Worlds (default 1). */
-    public Builder numEnvs(int n) {
-      numEnvs = n;
-      return this;
-    }
-
-    /** Threads, counting the caller's (0, the default: one per CPU, capped at numEnvs). */
-    public Builder numThreads(int n) {
-      numThreads = n;
-      return this;
-    }
-
-    /** Truncation (default: the task's; 0: never). */
-    public Builder maxEpisodeSteps(int n) {
-      maxEpisodeSteps = n;
-      return this;
-    }
-
-    /** "next_step" (the default) or "same_step". */
-    public Builder autoresetMode(String mode) {
-      autoresetMode = mode;
-      return this;
-    }
-
-    /** The float layout of observations and rewards (default float32). */
-    public Builder dtype(Pool.Dtype d) {
-      dtype = d;
-      return this;
-    }
-
-    /** The task's keyword arguments as one JSON object (default "{}"). */
-    public Builder kwargsJson(String json) {
-      kwargsJson = json;
-      return this;
-    }
-
-    public FfmPool build() {
-      return new FfmPool(this);
-    }
-  }
-
-  public static Builder builder(String task) {
-    return new Builder(task);
+  /**
+   * Makes a pool from the JNA library's builder, whose settings it shares:
+   * {@code FfmPool.create(Pool.builder("half_cheetah").numEnvs(64))}. A
+   * pool here steps synchronously, so {@code batchSize} must stay 0.
+   */
+  public static FfmPool create(Pool.Builder settings) {
+    return new FfmPool(settings);
   }
 
   private final Arena arena = Arena.ofShared();
@@ -117,27 +67,28 @@ public final class FfmPool implements AutoCloseable {
   private final MemorySegment[] buffers = new MemorySegment[CApi.BUFFERS.length];
   private volatile boolean closed;
 
-  private FfmPool(Builder b) {
-    if (b.dtype == null) {
+  private FfmPool(Pool.Builder b) {
+    if (b.dtype() == null || b.batchSize() != 0) {
       arena.close();
-      throw new JoltgymException(JoltgymException.VALUE,
-          "dtype should be float32 or float64, got null");
+      throw new JoltgymException(JoltgymException.VALUE, b.dtype() == null
+          ? "dtype should be float32 or float64, got null"
+          : "batch_size should be 0 (FfmPool steps every world in one call, no send/recv), got "
+              + b.batchSize());
     }
-    dtype = b.dtype;
+    dtype = b.dtype();
     long made = 0;
     try {
-      MemorySegment task = arena.allocateFrom(b.task);
+      MemorySegment task = arena.allocateFrom(b.task());
       MemorySegment config = arena.allocate(CApi.CONFIG);
-      config.set(JAVA_INT, CApi.offset(CApi.CONFIG, "num_threads"), b.numThreads);
+      config.set(JAVA_INT, CApi.offset(CApi.CONFIG, "num_threads"), b.numThreads());
       config.set(JAVA_INT, CApi.offset(CApi.CONFIG, "max_episode_steps"),
-          b.maxEpisodeSteps != null ? b.maxEpisodeSteps : taskMaxEpisodeSteps(task));
+          b.maxEpisodeSteps() != null ? b.maxEpisodeSteps() : taskMaxEpisodeSteps(task));
       config.set(ADDRESS, CApi.offset(CApi.CONFIG, "autoreset_mode"),
-          b.autoresetMode != null ? arena.allocateFrom(b.autoresetMode) : MemorySegment.NULL);
+          b.autoresetMode() != null ? arena.allocateFrom(b.autoresetMode()) : MemorySegment.NULL);
       config.set(ADDRESS, CApi.offset(CApi.CONFIG, "dtype"), arena.allocateFrom(dtype.toString()));
-      MemorySegment kwargs = b.kwargsJson != null ? arena.allocateFrom(b.kwargsJson)
-          : MemorySegment.NULL;
+      MemorySegment kwargs = arena.allocateFrom(b.kwargsJson());
       MemorySegment out = arena.allocate(JAVA_LONG);
-      int status = (int) CApi.jg_pool_create_json.invokeExact(task, b.numEnvs, config, kwargs, out);
+      int status = (int) CApi.jg_pool_create_json.invokeExact(task, b.numEnvs(), config, kwargs, out);
       CApi.check(status);
       made = out.get(JAVA_LONG, 0);
 

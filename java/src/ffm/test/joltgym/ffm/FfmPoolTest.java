@@ -48,10 +48,10 @@ class FfmPoolTest {
     int numEnvs = 3;
     int limit = 5;  // episodes end (truncated) and restart within the steps
     long seed = 21;
-    try (Pool jna = Pool.builder(task).numEnvs(numEnvs).numThreads(2).maxEpisodeSteps(limit)
-            .autoresetMode(mode).dtype(dtype).build();
-        FfmPool ffm = FfmPool.builder(task).numEnvs(numEnvs).numThreads(2).maxEpisodeSteps(limit)
-            .autoresetMode(mode).dtype(dtype).build()) {
+    Pool.Builder settings = Pool.builder(task).numEnvs(numEnvs).numThreads(2)
+        .maxEpisodeSteps(limit).autoresetMode(mode).dtype(dtype);
+    try (Pool jna = settings.build();
+        FfmPool ffm = FfmPool.create(settings)) {
       assertEquals(jna.numAgents(), ffm.numAgents());
       assertEquals(jna.obsDim(), ffm.obsDim());
       assertEquals(jna.actDim(), ffm.actDim());
@@ -109,8 +109,8 @@ class FfmPoolTest {
 
   @Test
   void anotherSeedGivesOtherObservations() {
-    try (FfmPool a = FfmPool.builder("half_cheetah").numEnvs(2).build();
-        FfmPool b = FfmPool.builder("half_cheetah").numEnvs(2).build()) {
+    try (FfmPool a = FfmPool.create(Pool.builder("half_cheetah").numEnvs(2));
+        FfmPool b = FfmPool.create(Pool.builder("half_cheetah").numEnvs(2))) {
       a.reset(0);
       b.reset(1);
       assertNotEquals(-1L, a.obs().mismatch(b.obs()));
@@ -128,19 +128,23 @@ class FfmPoolTest {
 
   @Test
   void theCApisErrorsArriveAsExceptionsWithItsWords() {
-    sameError(() -> Pool.builder("half_cheetah").kwarg("forward_reward_weigth", 1.0).build(),
-        () -> FfmPool.builder("half_cheetah").kwargsJson("{\"forward_reward_weigth\": 1.0}").build(),
-        JoltgymException.TYPE);
+    Pool.Builder typo = Pool.builder("half_cheetah").kwarg("forward_reward_weigth", 1.0);
+    sameError(typo::build, () -> FfmPool.create(typo), JoltgymException.TYPE);
     sameError(() -> Pool.builder("hopper").numEnvs(0).build(),
-        () -> FfmPool.builder("hopper").numEnvs(0).build(), JoltgymException.VALUE);
+        () -> FfmPool.create(Pool.builder("hopper").numEnvs(0)), JoltgymException.VALUE);
     sameError(() -> Pool.builder("hopper").dtype(null).build(),
-        () -> FfmPool.builder("hopper").dtype(null).build(), JoltgymException.VALUE);
+        () -> FfmPool.create(Pool.builder("hopper").dtype(null)), JoltgymException.VALUE);
+    JoltgymException batch = assertThrows(JoltgymException.class,
+        () -> FfmPool.create(Pool.builder("hopper").numEnvs(4).batchSize(2)));
+    assertEquals(JoltgymException.VALUE, batch.status());
+    assertTrue(batch.detail().contains("batch_size should be 0"), batch.detail());
+    assertTrue(batch.detail().contains("got 2"), batch.detail());
     JoltgymException task = assertThrows(JoltgymException.class,
-        () -> FfmPool.builder("half_cheetahx").build());
+        () -> FfmPool.create(Pool.builder("half_cheetahx")));
     assertEquals(JoltgymException.VALUE, task.status());
     assertTrue(task.detail().contains("half_cheetahx"), task.detail());
     try (Pool jna = Pool.builder("hopper").numEnvs(2).build();
-        FfmPool ffm = FfmPool.builder("hopper").numEnvs(2).build()) {
+        FfmPool ffm = FfmPool.create(Pool.builder("hopper").numEnvs(2))) {
       sameError(jna::step, ffm::step, JoltgymException.STATE);  // before a reset
       jna.reset(0);
       ffm.reset(0);
@@ -154,7 +158,8 @@ class FfmPoolTest {
 
   @Test
   void closeIsIdempotentAndTheMemoryIsGoneAfterIt() {
-    FfmPool pool = FfmPool.builder("half_cheetah").numEnvs(2).dtype(Pool.Dtype.FLOAT64).build();
+    FfmPool pool =
+        FfmPool.create(Pool.builder("half_cheetah").numEnvs(2).dtype(Pool.Dtype.FLOAT64));
     pool.reset(0);
     MemorySegment obs = pool.obs();
     pool.close();

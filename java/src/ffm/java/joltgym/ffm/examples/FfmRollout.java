@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
+import joltgym.Pool;
 import joltgym.ffm.FfmPool;
 
 /**
@@ -24,7 +25,7 @@ public final class FfmRollout {
     int numEnvs = args.length > 1 ? Integer.parseInt(args[1]) : 64;
     int steps = args.length > 2 ? Integer.parseInt(args[2]) : 200;
     SplittableRandom random = new SplittableRandom(0);
-    try (FfmPool pool = FfmPool.builder(task).numEnvs(numEnvs).numThreads(2).build()) {
+    try (FfmPool pool = FfmPool.create(Pool.builder(task).numEnvs(numEnvs).numThreads(2))) {
       pool.reset(0);
       MemorySegment actions = pool.actions();
       long count = actions.byteSize() / 4;
