@@ -42,9 +42,9 @@ from benchmarks._paths import ROOT, use_checkout  # noqa: E402
 
 use_checkout()
 
+from benchmarks._java import JNA_JAR, write_actions  # noqa: E402
 from benchmarks._tasks import SINGLE_AGENT_TASKS  # noqa: E402
 
-JNA_JAR = Path("/usr/share/java/jna.jar")
 JIT_FLAGS = {"c1": ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"], "c2": ["-XX:+UseSerialGC"]}
 # name in FfmVsJna's output -> (row label, unit); FFM rows are compared with the JNA row above them.
 ROWS = [
@@ -105,20 +105,13 @@ def main(argv=None) -> None:
     javac = shutil.which("javac")
     if not (javac and JNA_JAR.exists()):
         sys.exit("needs Debian's JDK 17 and JNA: apt-get install -y openjdk-17-jdk-headless libjna-java")
-    import numpy as np
-
-    import joltgym_marl
     from benchmarks._native_build import capi_library
 
     library = capi_library()
-    with joltgym_marl.WorldPool(args.task, 1, num_threads=1) as pool:
-        shape = (16, args.worlds, pool.num_agents, pool.act_dim)
-        low, high = pool.action_low, pool.action_high
-    actions = np.random.default_rng(0).uniform(low, high, size=shape).astype(np.float32)
     with tempfile.TemporaryDirectory(prefix="java_ffm_") as tmp:
         tmp = Path(tmp)
         actions_file = tmp / "actions.f32"
-        actions.tofile(actions_file)
+        write_actions(args.task, args.worlds, actions_file)
         lib = tmp / "lib"
         built = subprocess.run(["bash", str(ROOT / "java/build.sh"), str(lib)], capture_output=True, text=True,
                                env=dict(os.environ, JOLTGYM_FFM_JAVA=java))

@@ -43,11 +43,9 @@ from benchmarks._paths import ROOT, use_checkout  # noqa: E402
 
 use_checkout()
 
-import numpy as np  # noqa: E402
-
+from benchmarks._java import JNA_JAR, write_actions  # noqa: E402
 from benchmarks._tasks import SINGLE_AGENT_TASKS, TASKS  # noqa: E402
 
-JNA_JAR = Path("/usr/share/java/jna.jar")
 # As the README runs the example: C1 code only and the serial GC, so that the
 # JVM's C2 compiler and GC threads do not take a core from the pool's workers.
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
@@ -92,14 +90,10 @@ def main(argv=None) -> None:
 
     binary = raw_step_limit_binary()
     library = capi_library()
-    with joltgym_marl.WorldPool(args.task, 1, num_threads=1) as pool:
-        shape = (16, args.worlds, pool.num_agents, pool.act_dim)
-        low, high = pool.action_low, pool.action_high
-    actions = np.random.default_rng(0).uniform(low, high, size=shape).astype(np.float32)
     with tempfile.TemporaryDirectory(prefix="java_host_") as tmp:
         tmp = Path(tmp)
         actions_file = tmp / "actions.f32"
-        actions.tofile(actions_file)
+        write_actions(args.task, args.worlds, actions_file)
         classes = tmp / "classes"
         subprocess.run(["bash", str(ROOT / "java/build.sh"), str(tmp / "lib")], check=True, capture_output=True)
         jar = tmp / "lib" / "joltgym.jar"
@@ -118,10 +112,7 @@ def main(argv=None) -> None:
         if not args.no_pipe:
             # HalfCheetah-v5's action space is our half_cheetah's (the same model);
             # Gymnasium is not imported here (its MuJoCo writes MUJOCO_LOG.TXT).
-            with joltgym_marl.WorldPool("half_cheetah", 1, num_threads=1) as cheetah:
-                low, high = cheetah.action_low, cheetah.action_high
-            np.random.default_rng(0).uniform(low, high, size=(16, args.worlds, low.size)) \
-                .astype(np.float32).tofile(pipe_actions)
+            write_actions("half_cheetah", args.worlds, pipe_actions)
         pipe = [java, "-cp", str(classes), "GymPipeHost", sys.executable, str(ROOT / "benchmarks/_gym_pipe_worker.py"),
                 str(args.worlds), str(args.pipe_steps), str(pipe_actions)]
         results: dict[str, list[float]] = {"C++ limit (raw env step)": [], "Java on the C API": [],
