@@ -202,14 +202,30 @@ def test_python_block_runs(block):
     assert proc.returncode == 0, f"{block.where}\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
 
 
+# What the commands write, kept in the mirror: ``runs`` (their outputs) and ``build-capi`` (the Java guide's CMake
+# build: a library built there bakes the mirror's path into it as its assets folder, so through a link into the
+# clone the clone's own build-capi would be left with a library that looks for assets in a deleted folder).
+NOT_MIRRORED = ("runs", "build-capi")
+
+
 def mirror_of_root(where: Path) -> Path:
-    """A folder with a symlink to each top-level entry of the repository but
-    ``runs`` (so that commands write their runs there)."""
+    """A folder with a symlink to each top-level entry of the repository but those the commands write
+    (``NOT_MIRRORED``), which they create in the mirror itself."""
     where.mkdir()
     for entry in ROOT.iterdir():
-        if entry.name != "runs":
+        if entry.name not in NOT_MIRRORED:
             (where / entry.name).symlink_to(entry)
     return where
+
+
+def test_the_mirror_leaves_what_commands_write_in_the_clone_alone(tmp_path, monkeypatch):
+    fake_root = tmp_path / "clone"
+    for name in ("README.md", "runs", "build-capi", "assets"):
+        (fake_root / name).mkdir(parents=True)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", fake_root)
+    mirror = mirror_of_root(tmp_path / "mirror")
+    assert sorted(entry.name for entry in mirror.iterdir()) == ["README.md", "assets"]
+    assert all((mirror / name).is_symlink() for name in ("README.md", "assets"))
 
 
 def as_run(command: str) -> str:
