@@ -36,6 +36,15 @@ public final class FfmPool implements AutoCloseable {
    * pool here steps synchronously, so {@code batchSize} must stay 0.
    */
   public static FfmPool create(Pool.Builder settings) {
+    if (settings.dtype() == null) {
+      throw new JoltgymException(JoltgymException.VALUE,
+          "dtype should be float32 or float64, got null");
+    }
+    if (settings.batchSize() != 0) {
+      throw new JoltgymException(JoltgymException.VALUE,
+          "batch_size should be 0 (FfmPool steps every world in one call, no send/recv), got "
+              + settings.batchSize());
+    }
     return new FfmPool(settings);
   }
 
@@ -68,13 +77,6 @@ public final class FfmPool implements AutoCloseable {
   private volatile boolean closed;
 
   private FfmPool(Pool.Builder b) {
-    if (b.dtype() == null || b.batchSize() != 0) {
-      arena.close();
-      throw new JoltgymException(JoltgymException.VALUE, b.dtype() == null
-          ? "dtype should be float32 or float64, got null"
-          : "batch_size should be 0 (FfmPool steps every world in one call, no send/recv), got "
-              + b.batchSize());
-    }
     dtype = b.dtype();
     long made = 0;
     try {
