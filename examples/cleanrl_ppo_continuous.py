@@ -203,8 +203,7 @@ def run_episodes(env_id: str, engine: str, episodes: int, seed: int, act, num_th
     ``worlds`` native worlds (default: all at once), actions from ``act(obs, action_space)``
     (then clipped to the space, unless ``clip`` is false: the env then pays its control cost on
     the actions as given, and MuJoCo clamps the controls): each episode's return, mean forward
-    velocity (NaN where the
-    task reports none) and length. The native worlds do not depend on the batching: with an
+    velocity (NaN where the task reports none) and length. The native worlds do not depend on the batching: with an
     ``act`` that treats rows alone, neither does an episode."""
     worlds = episodes if worlds is None else max(1, min(worlds, episodes))
     totals, speeds, lengths = np.zeros(episodes), np.zeros(episodes), np.zeros(episodes, np.int64)

@@ -202,7 +202,7 @@ def check_engines(env_id: str, engines: list[str]) -> None:
 def evaluate_single_agent(args) -> None:
     import numpy as np
 
-    clip = True  # actions clipped to the action space, but for an ARS policy trained unclipped
+    clip = True  # actions clipped to the action space, but for an ARS policy, which applies its own bounds
 
     if args.second is not None or args.game is not None or args.robot is not None or args.game_arg:
         raise ValueError("a single-agent policy plays alone: give no OPPONENT, --game, --robot or --game-arg "
@@ -228,7 +228,7 @@ def evaluate_single_agent(args) -> None:
         check_engines(env_id, engines)
         about = f"linear policy, {policy.get('about', 'ARS')}"
         act = ars_actions(policy)
-        clip = policy["action_low"] is not None  # an unclipped trainer's actions go on unclipped
+        clip = False  # ars_actions bounds the actions as the trainer did (not at all when it trained unclipped)
     else:
         if not Path(args.first).is_file():
             raise ValueError(f"policy {args.first!r} should be 'still', 'random' or a checkpoint file saved by "

@@ -105,11 +105,6 @@ public final class Ars {
   long trainEpisodes;
   long trainSteps;
 
-  Ars(String taskName, int directions, int top, double stepSize, double noise, double shift,
-      long seed, int threads) {
-    this(taskName, directions, top, stepSize, noise, shift, seed, threads, false);
-  }
-
   /**
    * clipActions false (the default, as the paper's code, modestyachts/ARS, steps its envs): the
    * policy's actions go to the env unclipped, so the control cost is paid on them (MuJoCo clamps

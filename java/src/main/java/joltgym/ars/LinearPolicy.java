@@ -8,9 +8,10 @@ import java.nio.file.Path;
 /**
  * ARS's policy: a = clip(W ((x - mean) * invStd), low, high), rounded to
  * float32; low and high may be infinite (no clipping: the env's control cost
- * is paid on the action as computed, and MuJoCo clamps the controls). Every sum runs in double over k in order (no fused multiply-add:
- * Java never fuses), the order examples/evaluate.py replays it in, so a
- * replay in Python gets the same actions bit for bit.
+ * is paid on the action as computed, and MuJoCo clamps the controls). Every
+ * sum runs in double over k in order (no fused multiply-add: Java never
+ * fuses), the order examples/evaluate.py replays it in, so a replay in
+ * Python gets the same actions bit for bit.
  */
 public final class LinearPolicy {
   /** The policy file's format tag (examples/evaluate.py checks it). */

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /** ARS in a short form: it learns, and a run is a function of its seed. */
 class ArsTest {
   private static double[][] train(long seed, int iterations) {
-    Ars ars = new Ars("half_cheetah", 8, 4, 0.02, 0.03, 0.0, seed, 2);
+    Ars ars = new Ars("half_cheetah", 8, 4, 0.02, 0.03, 0.0, seed, 2, false);
     try {
       Random random = new Random(seed);
       for (int i = 0; i < iterations; ++i) ars.iterate(random, i);
@@ -38,7 +38,7 @@ class ArsTest {
 
   @Test
   void runningStatisticsMergeLikeOnePass() {
-    Ars ars = new Ars("swimmer", 1, 1, 0.02, 0.01, 0.0, 0, 1);
+    Ars ars = new Ars("swimmer", 1, 1, 0.02, 0.01, 0.0, 0, 1, false);
     try {
       int d = ars.obsDim;
       Random random = new Random(5);
